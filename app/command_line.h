@@ -1,0 +1,34 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "app/config.h"
+
+namespace caretz {
+
+enum class Mode { repl, exec, acp };
+
+// Everything the command line said, before config files are read.
+struct CommandLine {
+    Mode mode = Mode::repl;
+    ConfigLayer flags;
+    std::optional<std::string> profile;
+    std::optional<std::string> config_file;
+    std::string prompt;      // -p
+    std::string command;     // caretz exec COMMAND
+    bool plan = false;
+    bool print = false;
+    bool no_session = false;
+    bool json = false;
+    std::string model;
+    std::string provider;
+    std::string base_url;
+};
+
+// Parses argv. Returns the command line, or an exit status when Caretz should stop now
+// (--help and --version print and give 0; a usage error prints why and gives 2).
+std::variant<CommandLine, int> parse_command_line(int argc, char** argv);
+
+}  // namespace caretz

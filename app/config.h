@@ -1,0 +1,62 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sandbox/policy.h"
+
+namespace caretz {
+
+// A config file that cannot be used: the message names the file, the key and the line.
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// One layer of settings (the config file's top level, a profile, or the flags). Unset
+// fields leave the layer below in force.
+struct ConfigLayer {
+    std::optional<bool> ask_sandbox_off;
+    std::optional<std::chrono::seconds> permission_timeout;
+    std::optional<bool> allow_docker;
+    std::optional<std::vector<std::string>> writable;
+    std::optional<std::vector<std::string>> hidden;
+    std::optional<std::map<std::string, std::string>> env;
+    std::optional<std::vector<std::string>> allowed_domains;
+};
+
+struct ConfigFile {
+    ConfigLayer base;
+    std::map<std::string, ConfigLayer> profiles;
+};
+
+// The settings Caretz runs with once every layer is merged.
+struct Settings {
+    bool ask_sandbox_off = false;
+    std::optional<std::chrono::seconds> permission_timeout;  // nullopt: wait forever
+    PolicySettings sandbox;
+};
+
+// Parses config JSON; `file_name` is only used in error messages.
+ConfigFile parse_config(const std::string& text, const std::string& file_name);
+
+// Reads and parses a config file. A missing file is an empty config unless `required`.
+ConfigFile load_config(const std::string& path, bool required);
+
+// $XDG_CONFIG_HOME/caretz (default ~/.config/caretz).
+std::string config_dir(const std::string& home);
+
+// The profile named `name`: the config file's own, laid over the built-in one of that name
+// (`ops` turns on ask_sandbox_off). Throws ConfigError naming the known profiles if neither
+// exists.
+ConfigLayer find_profile(const ConfigFile& config, const std::string& name);
+
+// Flags beat the profile, the profile beats the config file, the config file beats defaults.
+Settings merge_settings(const ConfigFile& config, const std::optional<ConfigLayer>& profile,
+                        const ConfigLayer& flags);
+
+}  // namespace caretz

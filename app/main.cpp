@@ -1,0 +1,48 @@
+#include <cstdio>
+
+#include "app/command_line.h"
+#include "app/config.h"
+#include "app/exec_command.h"
+#include "app/user_context.h"
+
+using namespace caretz;
+
+namespace {
+
+// Reads the config file and the chosen profile, then lays the flags over them.
+std::optional<Settings> load_settings(const CommandLine& cl) {
+    try {
+        const bool explicit_file = cl.config_file.has_value();
+        std::string path = explicit_file
+                               ? *cl.config_file
+                               : config_dir(current_user_context().home) + "/config.json";
+        ConfigFile config = load_config(path, explicit_file);
+        std::optional<ConfigLayer> profile;
+        if (cl.profile) profile = find_profile(config, *cl.profile);
+        return merge_settings(config, profile, cl.flags);
+    } catch (const ConfigError& e) {
+        std::fprintf(stderr, "caretz: %s\n", e.what());
+        return std::nullopt;
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    auto parsed = parse_command_line(argc, argv);
+    if (auto* code = std::get_if<int>(&parsed)) return *code;
+    const CommandLine& cl = std::get<CommandLine>(parsed);
+    auto settings = load_settings(cl);
+    if (!settings) return 2;
+    switch (cl.mode) {
+        case Mode::exec:
+            return run_exec(cl, *settings);
+        case Mode::acp:
+            std::fprintf(stderr, "caretz: ACP mode is not available yet\n");
+            return 2;
+        case Mode::repl:
+            break;
+    }
+    std::fprintf(stderr, "caretz: the interactive agent is not available yet; use caretz exec\n");
+    return 2;
+}

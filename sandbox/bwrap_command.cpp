@@ -1,0 +1,111 @@
+#include "sandbox/bwrap_command.h"
+
+#include <algorithm>
+#include <set>
+
+namespace caretz {
+
+namespace {
+
+std::string join_path(const std::string& dir, const std::string& name) {
+    return dir == "/" ? "/" + name : dir + "/" + name;
+}
+
+std::string parent_of(const std::string& path) {
+    auto slash = path.rfind('/');
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+class Builder {
+public:
+    Builder(const SandboxPolicy& policy, const HostFs& fs) : policy_(policy), fs_(fs) {
+        for (const auto& h : policy.hidden) {
+            if (fs.type(h) == HostFs::Type::missing) continue;
+            // Resolve the parent only: a hidden symlink hides the link itself.
+            auto parent = fs.real_path(parent_of(h));
+            if (!parent) continue;
+            std::string real = join_path(*parent, h.substr(h.rfind('/') + 1));
+            hidden_.insert(real);
+            for (std::string p = real; p != "/";) {
+                p = parent_of(p);
+                rebuilt_.insert(p);
+            }
+        }
+        if (!policy.read_only) {
+            for (const auto& w : policy.writable)
+                if (auto real = fs.real_path(w)) writable_.push_back(*real);
+        }
+    }
+
+    std::vector<std::string> build(const std::string& cwd) {
+        add({"--die-with-parent", "--new-session", "--unshare-user", "--disable-userns",
+             "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
+             "--unshare-cgroup-try", "--cap-drop", "ALL"});
+        rebuild("/");
+        for (const auto& w : writable_)
+            if (!rebuilt_.count(w) && !bound_.count(w)) add({"--bind", w, w});
+        for (const auto& p : policy_.protected_paths)
+            if (auto real = fs_.real_path(p)) add({"--ro-bind", *real, *real});
+        if (policy_.allow_docker) bind_docker_socket();
+        add({"--remount-ro", "/", "--chdir", cwd});
+        return std::move(args_);
+    }
+
+private:
+    void add(std::initializer_list<std::string> items) {
+        args_.insert(args_.end(), items.begin(), items.end());
+    }
+
+    bool writable(const std::string& path) const {
+        return std::any_of(writable_.begin(), writable_.end(),
+                           [&](const std::string& w) { return path_within(path, w); });
+    }
+
+    // Rebuilds directory `dir` from a tmpfs: every entry but the hidden ones comes back.
+    void rebuild(const std::string& dir) {
+        const bool root = dir == "/";
+        if (root) {
+            add({"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
+        } else {
+            add({"--tmpfs", dir});
+        }
+        for (const auto& entry : fs_.list(dir)) {
+            const std::string path = join_path(dir, entry.name);
+            if (hidden_.count(path)) continue;
+            if (root && (entry.name == "proc" || entry.name == "dev" || entry.name == "tmp"))
+                continue;
+            if (rebuilt_.count(path)) {
+                rebuild(path);
+            } else if (entry.type == HostFs::Type::symlink) {
+                add({"--symlink", fs_.read_link(path), path});
+            } else {
+                add({writable(path) ? "--bind-try" : "--ro-bind-try", path, path});
+                bound_.insert(path);
+            }
+        }
+        if (!root) add({"--remount-ro", dir});
+    }
+
+    // The socket keeps its real host path; when its folder is hidden (`/run`), bwrap creates
+    // that folder in the root tmpfs, so it then holds nothing but the socket.
+    void bind_docker_socket() {
+        if (auto real = fs_.real_path(policy_.docker_socket)) add({"--bind", *real, *real});
+    }
+
+    const SandboxPolicy& policy_;
+    const HostFs& fs_;
+    std::set<std::string> hidden_;
+    std::set<std::string> rebuilt_;
+    std::set<std::string> bound_;
+    std::vector<std::string> writable_;
+    std::vector<std::string> args_;
+};
+
+}  // namespace
+
+std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const HostFs& fs,
+                                         const std::string& cwd) {
+    return Builder(policy, fs).build(cwd);
+}
+
+}  // namespace caretz

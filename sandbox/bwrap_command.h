@@ -1,0 +1,20 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sandbox/host_fs.h"
+#include "sandbox/policy.h"
+
+namespace caretz {
+
+// The bubblewrap arguments (without the leading "bwrap" and without "--" and the command)
+// that give a process the view of the host `policy` describes, starting in `cwd`.
+//
+// Hidden paths are never mounted: every directory above a hidden path is rebuilt from a
+// tmpfs with its other entries bound back in, then remounted read-only, so a hidden path
+// looks missing and writes beside it fail instead of vanishing into a tmpfs.
+std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const HostFs& fs,
+                                         const std::string& cwd);
+
+}  // namespace caretz

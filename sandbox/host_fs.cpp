@@ -1,0 +1,59 @@
+#include "sandbox/host_fs.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace caretz {
+
+namespace {
+
+HostFs::Type type_of(mode_t mode) {
+    if (S_ISDIR(mode)) return HostFs::Type::directory;
+    if (S_ISREG(mode)) return HostFs::Type::file;
+    if (S_ISLNK(mode)) return HostFs::Type::symlink;
+    if (S_ISSOCK(mode)) return HostFs::Type::socket;
+    return HostFs::Type::other;
+}
+
+}  // namespace
+
+HostFs::Type RealHostFs::type(const std::string& path) const {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) return Type::missing;
+    return type_of(st.st_mode);
+}
+
+std::vector<HostFs::Entry> RealHostFs::list(const std::string& dir) const {
+    std::vector<Entry> entries;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return entries;
+    const std::string prefix = dir == "/" ? "/" : dir + "/";
+    while (dirent* e = ::readdir(d)) {
+        std::string name = e->d_name;
+        if (name == "." || name == "..") continue;
+        entries.push_back({name, type(prefix + name)});
+    }
+    ::closedir(d);
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.name < b.name; });
+    return entries;
+}
+
+std::string RealHostFs::read_link(const std::string& path) const {
+    char buf[PATH_MAX];
+    ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+    return n < 0 ? std::string() : std::string(buf, static_cast<size_t>(n));
+}
+
+std::optional<std::string> RealHostFs::real_path(const std::string& path) const {
+    char buf[PATH_MAX];
+    if (!::realpath(path.c_str(), buf)) return std::nullopt;
+    return std::string(buf);
+}
+
+}  // namespace caretz

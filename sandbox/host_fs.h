@@ -1,0 +1,38 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace caretz {
+
+// What the sandbox code needs to know about the host's file system. Pure code takes this
+// interface so tests can describe a host without touching the real one.
+class HostFs {
+public:
+    enum class Type { missing, directory, file, symlink, socket, other };
+    struct Entry {
+        std::string name;
+        Type type;
+    };
+
+    virtual ~HostFs() = default;
+    // The type of path itself (symlinks are not followed).
+    virtual Type type(const std::string& path) const = 0;
+    // Entries of a directory, sorted by name; empty when it cannot be read.
+    virtual std::vector<Entry> list(const std::string& dir) const = 0;
+    virtual std::string read_link(const std::string& path) const = 0;
+    // The path with every symlink resolved, or nullopt when it does not exist.
+    virtual std::optional<std::string> real_path(const std::string& path) const = 0;
+};
+
+// The machine's own file system.
+class RealHostFs : public HostFs {
+public:
+    Type type(const std::string& path) const override;
+    std::vector<Entry> list(const std::string& dir) const override;
+    std::string read_link(const std::string& path) const override;
+    std::optional<std::string> real_path(const std::string& path) const override;
+};
+
+}  // namespace caretz

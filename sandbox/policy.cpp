@@ -1,0 +1,89 @@
+#include "sandbox/policy.h"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace caretz {
+
+namespace fs = std::filesystem;
+
+std::string absolute_path(const std::string& path, const std::string& base,
+                          const std::string& home) {
+    fs::path p;
+    if (path == "~") {
+        p = home;
+    } else if (path.starts_with("~/")) {
+        p = fs::path(home) / path.substr(2);
+    } else if (!path.empty() && path[0] == '/') {
+        p = path;
+    } else {
+        p = fs::path(base) / path;
+    }
+    std::string out = p.lexically_normal().string();
+    while (out.size() > 1 && out.back() == '/') out.pop_back();
+    return out;
+}
+
+bool path_within(const std::string& path, const std::string& root) {
+    if (root == "/") return !path.empty() && path[0] == '/';
+    return path == root || (path.starts_with(root) && path[root.size()] == '/');
+}
+
+bool SandboxPolicy::can_write(const std::string& path) const {
+    if (path_within(path, "/tmp")) return true;  // the private /tmp
+    if (read_only) return false;
+    if (is_hidden(path)) return false;
+    for (const auto& p : protected_paths)
+        if (path_within(path, p)) return false;
+    return std::any_of(writable.begin(), writable.end(),
+                       [&](const std::string& root) { return path_within(path, root); });
+}
+
+bool SandboxPolicy::is_hidden(const std::string& path) const {
+    return std::any_of(hidden.begin(), hidden.end(),
+                       [&](const std::string& h) { return path_within(path, h); });
+}
+
+namespace {
+
+void add_unique(std::vector<std::string>& list, const std::string& item) {
+    if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+}
+
+std::string docker_socket_path(const std::string& docker_host) {
+    const std::string unix_prefix = "unix://";
+    if (docker_host.starts_with(unix_prefix)) return docker_host.substr(unix_prefix.size());
+    return "/var/run/docker.sock";
+}
+
+}  // namespace
+
+SandboxPolicy make_policy(const PolicySettings& settings, const std::string& home,
+                          const std::string& workspace, const std::string& config_dir,
+                          const std::string& docker_host) {
+    SandboxPolicy policy;
+    policy.home = home;
+    policy.workspace = absolute_path(workspace, "/", home);
+    policy.read_only = settings.read_only;
+    policy.env_overlay = settings.env;
+    policy.allowed_domains = settings.allowed_domains;
+    policy.allow_docker = settings.allow_docker;
+    policy.docker_socket = docker_socket_path(docker_host);
+
+    add_unique(policy.writable, policy.workspace);
+    for (const auto& w : settings.writable)
+        add_unique(policy.writable, absolute_path(w, policy.workspace, home));
+
+    for (const char* h : {"/run", "~/.ssh", "~/.gnupg", "~/.aws"})
+        add_unique(policy.hidden, absolute_path(h, "/", home));
+    add_unique(policy.hidden, absolute_path(config_dir, "/", home));
+    for (const auto& h : settings.hidden)
+        add_unique(policy.hidden, absolute_path(h, policy.workspace, home));
+
+    for (const auto& root : policy.writable)
+        for (const char* sub : {".git/hooks", ".git/config", ".caretz"})
+            add_unique(policy.protected_paths, absolute_path(sub, root, home));
+    return policy;
+}
+
+}  // namespace caretz

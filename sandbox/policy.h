@@ -1,0 +1,51 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace caretz {
+
+// What the sandbox may see and touch. Paths are absolute and normalised.
+struct SandboxPolicy {
+    std::string home;
+    std::string workspace;                 // writable; the cwd Caretz started in
+    std::vector<std::string> writable;     // further writable roots (workspace included)
+    std::vector<std::string> hidden;       // never mounted: they look missing inside
+    std::vector<std::string> protected_paths;  // read-only even inside writable roots
+    std::map<std::string, std::string> env_overlay;
+    std::vector<std::string> allowed_domains;
+    bool allow_docker = false;
+    std::string docker_socket;             // host path of the Docker socket
+    bool read_only = false;                // plan mode: nothing is writable but /tmp
+
+    // True when the sandbox may write path P (absolute, normalised) under this policy.
+    bool can_write(const std::string& path) const;
+    // True when P is one of the hidden paths or lies below one.
+    bool is_hidden(const std::string& path) const;
+};
+
+// The inputs a policy is built from: settings after config, profile and flags are merged.
+struct PolicySettings {
+    std::vector<std::string> writable;
+    std::vector<std::string> hidden;
+    std::map<std::string, std::string> env;
+    std::vector<std::string> allowed_domains;
+    bool allow_docker = false;
+    bool read_only = false;
+};
+
+// Builds the policy for a workspace: the default hidden and protected paths plus the settings.
+// `docker_host` is $DOCKER_HOST (may be empty); `config_dir` is Caretz's config folder.
+SandboxPolicy make_policy(const PolicySettings& settings, const std::string& home,
+                          const std::string& workspace, const std::string& config_dir,
+                          const std::string& docker_host);
+
+// Lexically normalised absolute path: `~` and `~/x` expand to home, relative paths join base.
+std::string absolute_path(const std::string& path, const std::string& base,
+                          const std::string& home);
+
+// True when `path` is `root` or lies below it (both normalised).
+bool path_within(const std::string& path, const std::string& root);
+
+}  // namespace caretz

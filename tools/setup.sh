@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what Caretz needs from Debian and nothing it already has.
+# Usage: tools/setup.sh [--test]   (--test adds what the test suite drives: tmux, shells, sudo, ...)
+set -euo pipefail
+
+build_packages=(g++ cmake ninja-build pkg-config libvterm-dev libutempter-dev nlohmann-json3-dev
+    libcli11-dev catch2 libcurl4-openssl-dev bubblewrap man-db groff-base)
+test_packages=(tmux bash zsh fish sudo strace util-linux procps psmisc openssh-server openssh-client
+    iproute2 python3 nodejs npm clang libclang-rt-14-dev socat)
+
+packages=("${build_packages[@]}")
+if [[ "${1:-}" == "--test" ]]; then
+    packages+=("${test_packages[@]}")
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+        missing+=("$p")
+    fi
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if [[ $(id -u) -ne 0 ]]; then
+    echo "caretz setup: missing Debian packages: ${missing[*]}; run this script as root or: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+fi
+echo "caretz setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
