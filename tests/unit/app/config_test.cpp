@@ -1,0 +1,103 @@
+#include "app/config.h"
+
+#include <catch2/catch.hpp>
+
+using namespace caretz;
+using Catch::Matchers::Contains;
+
+TEST_CASE("a config file sets every documented key") {
+    auto config = parse_config(R"({
+        "ask_sandbox_off": true,
+        "permission_timeout": "5m",
+        "allow_docker": true,
+        "sandbox": {
+            "writable": ["~/cache"],
+            "hidden": ["~/.kube"],
+            "env": {"LANG": "C.UTF-8"},
+            "allowed_domains": ["*.debian.org"]
+        },
+        "profiles": {"night": {"permission_timeout": "1h", "sandbox": {"writable": []}}}
+    })",
+                               "config.json");
+    auto s = merge_settings(config, std::nullopt, {});
+    CHECK(s.ask_sandbox_off);
+    CHECK(s.permission_timeout == std::chrono::seconds(300));
+    CHECK(s.sandbox.allow_docker);
+    CHECK(s.sandbox.writable == std::vector<std::string>{"~/cache"});
+    CHECK(s.sandbox.hidden == std::vector<std::string>{"~/.kube"});
+    CHECK(s.sandbox.env.at("LANG") == "C.UTF-8");
+    CHECK(s.sandbox.allowed_domains == std::vector<std::string>{"*.debian.org"});
+    REQUIRE(config.profiles.count("night") == 1);
+}
+
+TEST_CASE("flags beat the profile, the profile beats the config, the config beats defaults") {
+    auto config = parse_config(R"({"permission_timeout": "5m", "ask_sandbox_off": false,
+        "sandbox": {"writable": ["/a"]},
+        "profiles": {"p": {"permission_timeout": "1h", "sandbox": {"writable": ["/b"]}}}})",
+                               "c.json");
+    CHECK_FALSE(merge_settings({}, std::nullopt, {}).ask_sandbox_off);
+    CHECK_FALSE(merge_settings({}, std::nullopt, {}).permission_timeout.has_value());
+
+    auto profile = find_profile(config, "p");
+    auto s = merge_settings(config, profile, {});
+    CHECK(s.permission_timeout == std::chrono::seconds(3600));
+    CHECK(s.sandbox.writable == std::vector<std::string>{"/b"});
+
+    ConfigLayer flags;
+    flags.permission_timeout = std::chrono::seconds(90);
+    flags.ask_sandbox_off = true;
+    s = merge_settings(config, profile, flags);
+    CHECK(s.permission_timeout == std::chrono::seconds(90));
+    CHECK(s.ask_sandbox_off);
+}
+
+TEST_CASE("the built-in ops profile turns on the offer and the config can extend it") {
+    CHECK(merge_settings({}, find_profile({}, "ops"), {}).ask_sandbox_off);
+    auto config = parse_config(R"({"profiles": {"ops": {"permission_timeout": "90s"}}})", "c");
+    auto s = merge_settings(config, find_profile(config, "ops"), {});
+    CHECK(s.ask_sandbox_off);
+    CHECK(s.permission_timeout == std::chrono::seconds(90));
+}
+
+TEST_CASE("an unknown profile is an error naming the known ones") {
+    auto config = parse_config(R"({"profiles": {"mine": {}}})", "c");
+    REQUIRE_THROWS_AS(find_profile(config, "nope"), ConfigError);
+    CHECK_THROWS_WITH(find_profile(config, "nope"), Contains("nope") && Contains("ops") &&
+                                                        Contains("mine"));
+}
+
+TEST_CASE("invalid JSON names the file and the line") {
+    CHECK_THROWS_WITH(parse_config("{\n  \"allow_docker\": true,\n  oops\n}", "/x/config.json"),
+                      Contains("/x/config.json:3") && Contains("not valid JSON"));
+    CHECK_THROWS_WITH(parse_config("", "/x/c.json"), Contains("/x/c.json:1"));
+}
+
+TEST_CASE("a wrong type names the file, the key and its line") {
+    CHECK_THROWS_WITH(parse_config("{\n\n  \"allow_docker\": \"yes\"\n}", "c.json"),
+                      Contains("c.json:3") && Contains("\"allow_docker\"") &&
+                          Contains("true or false"));
+    CHECK_THROWS_WITH(parse_config("{\"permission_timeout\": \"soon\"}", "c.json"),
+                      Contains("\"permission_timeout\"") && Contains("duration"));
+    CHECK_THROWS_WITH(parse_config("{\"sandbox\": {\n\"writable\": [1]}}", "c.json"),
+                      Contains("c.json:2") && Contains("\"sandbox.writable\""));
+    CHECK_THROWS_WITH(parse_config("{\"sandbox\": {\"env\": {\"A\": 1}}}", "c.json"),
+                      Contains("\"sandbox.env\""));
+    CHECK_THROWS_WITH(
+        parse_config("{\"profiles\": {\"p\": {\n\n\"ask_sandbox_off\": 1}}}", "c.json"),
+        Contains("c.json:3") && Contains("\"profiles.p.ask_sandbox_off\""));
+    CHECK_THROWS_WITH(parse_config("[]", "c.json"), Contains("must be an object"));
+}
+
+TEST_CASE("an unknown key is an error, not silently ignored") {
+    CHECK_THROWS_WITH(parse_config("{\"ask_sandbox_of\": true}", "c.json"),
+                      Contains("\"ask_sandbox_of\"") && Contains("not a known setting"));
+    CHECK_THROWS_WITH(parse_config("{\"sandbox\": {\"writeable\": []}}", "c.json"),
+                      Contains("\"sandbox.writeable\""));
+}
+
+TEST_CASE("a missing config file is empty unless it was named on the command line") {
+    CHECK_FALSE(merge_settings(load_config("/nonexistent/caretz.json", false), std::nullopt, {})
+                    .ask_sandbox_off);
+    CHECK_THROWS_WITH(load_config("/nonexistent/caretz.json", true),
+                      Contains("/nonexistent/caretz.json"));
+}

@@ -1,0 +1,160 @@
+#include "sandbox/bwrap_command.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+
+#include "fake_host_fs.h"
+
+using namespace caretz;
+
+namespace {
+
+using Args = std::vector<std::string>;
+
+// Index of the first place where `seq` occurs in `args`, or -1.
+long find_seq(const Args& args, const Args& seq) {
+    auto it = std::search(args.begin(), args.end(), seq.begin(), seq.end());
+    return it == args.end() ? -1 : it - args.begin();
+}
+
+bool mentions(const Args& args, const std::string& path) {
+    return std::find(args.begin(), args.end(), path) != args.end();
+}
+
+FakeHostFs typical_host() {
+    return FakeHostFs({{"/bin", "l:usr/bin"},
+                       {"/etc", "d"},
+                       {"/home", "d"},
+                       {"/home/u", "d"},
+                       {"/home/u/.bashrc", "f"},
+                       {"/home/u/.ssh", "d"},
+                       {"/home/u/.aws", "d"},
+                       {"/home/u/proj", "d"},
+                       {"/home/u/proj/.git", "d"},
+                       {"/home/u/proj/.git/hooks", "d"},
+                       {"/home/u/proj/.git/config", "f"},
+                       {"/home/u/src", "d"},
+                       {"/home/u/src/deep", "d"},
+                       {"/proc", "d"},
+                       {"/dev", "d"},
+                       {"/run", "d"},
+                       {"/run/docker.sock", "s"},
+                       {"/tmp", "d"},
+                       {"/usr", "d"},
+                       {"/var", "d"},
+                       {"/var/run", "l:/run"}});
+}
+
+SandboxPolicy policy_for(const std::string& workspace, PolicySettings settings = {}) {
+    return make_policy(settings, "/home/u", workspace, "/home/u/.config/caretz", "");
+}
+
+}  // namespace
+
+TEST_CASE("the sandbox gets its own namespaces, session and no way back to privileges") {
+    FakeHostFs host = typical_host();
+    Args args = bwrap_arguments(policy_for("/home/u/proj"), host, "/home/u/proj");
+    for (const char* flag : {"--die-with-parent", "--new-session", "--unshare-user",
+                             "--disable-userns", "--unshare-pid", "--unshare-ipc",
+                             "--unshare-net", "--unshare-uts"})
+        CHECK(mentions(args, flag));
+    CHECK(find_seq(args, {"--cap-drop", "ALL"}) >= 0);
+    CHECK(find_seq(args, {"--chdir", "/home/u/proj"}) >= 0);
+    CHECK(find_seq(args, {"--proc", "/proc"}) >= 0);
+    CHECK(find_seq(args, {"--dev", "/dev"}) >= 0);
+    CHECK(find_seq(args, {"--tmpfs", "/tmp"}) >= 0);
+    // The root is remounted read-only after every mount, so nothing new appears in it.
+    CHECK(find_seq(args, {"--remount-ro", "/"}) == static_cast<long>(args.size()) - 4);
+}
+
+TEST_CASE("the host is read-only and hidden paths are not mounted at all") {
+    FakeHostFs host = typical_host();
+    Args args = bwrap_arguments(policy_for("/home/u/proj"), host, "/home/u/proj");
+    CHECK(find_seq(args, {"--ro-bind-try", "/etc", "/etc"}) >= 0);
+    CHECK(find_seq(args, {"--ro-bind-try", "/usr", "/usr"}) >= 0);
+    CHECK(find_seq(args, {"--symlink", "usr/bin", "/bin"}) >= 0);
+    CHECK(find_seq(args, {"--symlink", "/run", "/var/run"}) < 0);  // /var is bound whole
+    CHECK(find_seq(args, {"--ro-bind-try", "/var", "/var"}) >= 0);
+    CHECK_FALSE(mentions(args, "/run"));
+    CHECK_FALSE(mentions(args, "/run/docker.sock"));
+    CHECK_FALSE(mentions(args, "/home/u/.ssh"));
+    CHECK_FALSE(mentions(args, "/home/u/.aws"));
+    CHECK(find_seq(args, {"--ro-bind-try", "/home/u/.bashrc", "/home/u/.bashrc"}) >= 0);
+}
+
+TEST_CASE("every tmpfs that rebuilds a folder is remounted read-only after its entries") {
+    FakeHostFs host = typical_host();
+    Args args = bwrap_arguments(policy_for("/home/u/proj"), host, "/home/u/proj");
+    long tmpfs = find_seq(args, {"--tmpfs", "/home/u"});
+    REQUIRE(tmpfs >= 0);
+    long bashrc = find_seq(args, {"--ro-bind-try", "/home/u/.bashrc", "/home/u/.bashrc"});
+    long remount = find_seq(args, {"--remount-ro", "/home/u"});
+    CHECK(tmpfs < bashrc);
+    CHECK(bashrc < remount);
+    for (size_t i = 0; i + 1 < args.size(); ++i)
+        if (args[i] == "--tmpfs" && args[i + 1] != "/tmp")
+            CHECK(find_seq(args, {"--remount-ro", args[i + 1]}) > static_cast<long>(i));
+}
+
+TEST_CASE("the workspace is writable and its git hooks and config stay read-only") {
+    FakeHostFs host = typical_host();
+    Args args = bwrap_arguments(policy_for("/home/u/proj"), host, "/home/u/proj");
+    long workspace = find_seq(args, {"--bind-try", "/home/u/proj", "/home/u/proj"});
+    REQUIRE(workspace >= 0);
+    CHECK(find_seq(args, {"--bind", "/home/u/proj", "/home/u/proj"}) < 0);
+    long hooks = find_seq(args, {"--ro-bind", "/home/u/proj/.git/hooks", "/home/u/proj/.git/hooks"});
+    long config =
+        find_seq(args, {"--ro-bind", "/home/u/proj/.git/config", "/home/u/proj/.git/config"});
+    CHECK(hooks > workspace);
+    CHECK(config > workspace);
+    CHECK_FALSE(mentions(args, "/home/u/proj/.caretz"));  // missing on the host: nothing to bind
+}
+
+TEST_CASE("a workspace below a read-only folder is bound writable on top of it") {
+    FakeHostFs host = typical_host();
+    Args args = bwrap_arguments(policy_for("/home/u/src/deep"), host, "/home/u/src/deep");
+    long src = find_seq(args, {"--ro-bind-try", "/home/u/src", "/home/u/src"});
+    long deep = find_seq(args, {"--bind", "/home/u/src/deep", "/home/u/src/deep"});
+    REQUIRE(src >= 0);
+    CHECK(deep > src);
+}
+
+TEST_CASE("a workspace at home keeps the hidden paths hidden and home's own top read-only") {
+    FakeHostFs host = typical_host();
+    Args args = bwrap_arguments(policy_for("/home/u"), host, "/home/u");
+    CHECK(find_seq(args, {"--bind-try", "/home/u/.bashrc", "/home/u/.bashrc"}) >= 0);
+    CHECK(find_seq(args, {"--bind-try", "/home/u/proj", "/home/u/proj"}) >= 0);
+    CHECK(find_seq(args, {"--remount-ro", "/home/u"}) >= 0);
+    CHECK_FALSE(mentions(args, "/home/u/.ssh"));
+    CHECK(find_seq(args, {"--bind", "/home/u", "/home/u"}) < 0);
+}
+
+TEST_CASE("configured writable roots and hidden paths join the defaults") {
+    FakeHostFs host = typical_host();
+    PolicySettings settings;
+    settings.writable = {"/etc"};
+    settings.hidden = {"~/src"};
+    Args args = bwrap_arguments(policy_for("/home/u/proj", settings), host, "/home/u/proj");
+    CHECK(find_seq(args, {"--bind-try", "/etc", "/etc"}) >= 0);
+    CHECK_FALSE(mentions(args, "/home/u/src"));
+}
+
+TEST_CASE("plan mode binds nothing writable") {
+    FakeHostFs host = typical_host();
+    PolicySettings settings;
+    settings.read_only = true;
+    Args args = bwrap_arguments(policy_for("/home/u/proj", settings), host, "/home/u/proj");
+    CHECK_FALSE(mentions(args, "--bind"));
+    CHECK_FALSE(mentions(args, "--bind-try"));
+    CHECK(find_seq(args, {"--ro-bind-try", "/home/u/proj", "/home/u/proj"}) >= 0);
+}
+
+TEST_CASE("--allow-docker binds the host's Docker socket in") {
+    FakeHostFs host = typical_host();
+    PolicySettings settings;
+    settings.allow_docker = true;
+    auto policy = make_policy(settings, "/home/u", "/home/u/proj", "/home/u/.config/caretz",
+                              "unix:///run/docker.sock");
+    Args args = bwrap_arguments(policy, host, "/home/u/proj");
+    CHECK(find_seq(args, {"--bind", "/run/docker.sock", "/run/docker.sock"}) >= 0);
+}

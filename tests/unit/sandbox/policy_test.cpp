@@ -1,0 +1,62 @@
+#include "sandbox/policy.h"
+
+#include <catch2/catch.hpp>
+
+using namespace caretz;
+
+TEST_CASE("absolute_path expands ~ and resolves relative paths lexically") {
+    CHECK(absolute_path("~", "/w", "/home/u") == "/home/u");
+    CHECK(absolute_path("~/.ssh", "/w", "/home/u") == "/home/u/.ssh");
+    CHECK(absolute_path("sub/../x", "/w", "/home/u") == "/w/x");
+    CHECK(absolute_path("/etc//passwd/", "/w", "/home/u") == "/etc/passwd");
+    CHECK(absolute_path("../..", "/w", "/home/u") == "/");
+}
+
+TEST_CASE("path_within matches whole components only") {
+    CHECK(path_within("/home/u/x", "/home/u"));
+    CHECK(path_within("/home/u", "/home/u"));
+    CHECK_FALSE(path_within("/home/user", "/home/u"));
+    CHECK(path_within("/etc", "/"));
+}
+
+TEST_CASE("the default policy hides secrets and protects git hooks inside the workspace") {
+    PolicySettings settings;
+    settings.hidden = {"secrets", "~/.kube"};
+    settings.writable = {"~/cache"};
+    auto p = make_policy(settings, "/home/u", "/home/u/proj", "/home/u/.config/caretz", "");
+    CHECK(p.is_hidden("/run/docker.sock"));
+    CHECK(p.is_hidden("/home/u/.ssh/id_ed25519"));
+    CHECK(p.is_hidden("/home/u/.gnupg"));
+    CHECK(p.is_hidden("/home/u/.aws/credentials"));
+    CHECK(p.is_hidden("/home/u/.config/caretz/config.json"));
+    CHECK(p.is_hidden("/home/u/proj/secrets/key"));
+    CHECK(p.is_hidden("/home/u/.kube/config"));
+    CHECK_FALSE(p.is_hidden("/home/u/.sshx"));
+
+    CHECK(p.can_write("/home/u/proj/src/main.c"));
+    CHECK(p.can_write("/home/u/cache/x"));
+    CHECK(p.can_write("/tmp/x"));
+    CHECK_FALSE(p.can_write("/etc/passwd"));
+    CHECK_FALSE(p.can_write("/home/u/.bashrc"));
+    CHECK_FALSE(p.can_write("/home/u/proj/.git/hooks/pre-commit"));
+    CHECK_FALSE(p.can_write("/home/u/proj/.git/config"));
+    CHECK_FALSE(p.can_write("/home/u/proj/.caretz/x"));
+    CHECK(p.can_write("/home/u/proj/.git/objects/ab"));
+    CHECK_FALSE(p.can_write("/home/u/proj/secrets/key"));
+}
+
+TEST_CASE("plan mode makes nothing writable but the private /tmp") {
+    PolicySettings settings;
+    settings.read_only = true;
+    auto p = make_policy(settings, "/home/u", "/home/u/proj", "/home/u/.config/caretz", "");
+    CHECK_FALSE(p.can_write("/home/u/proj/x"));
+    CHECK(p.can_write("/tmp/x"));
+}
+
+TEST_CASE("the docker socket comes from DOCKER_HOST or the default path") {
+    PolicySettings settings;
+    CHECK(make_policy(settings, "/h", "/w", "/h/.config/caretz", "").docker_socket ==
+          "/var/run/docker.sock");
+    CHECK(make_policy(settings, "/h", "/w", "/h/.config/caretz", "unix:///h/.docker/d.sock")
+              .docker_socket == "/h/.docker/d.sock");
+}
