@@ -1,0 +1,51 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace caretz {
+
+// Readers for the error messages real tools print, one rendered output line at a time. They
+// say what a line reports; whether that is the sandbox's doing is RefusalDetector's question.
+
+enum class ErrorCode { erofs, eacces, eperm, ebusy, enoent };
+
+struct PathError {
+    ErrorCode code;
+    std::vector<std::string> paths;  // as printed, the most likely subject first
+};
+
+// The path error a line reports, in the formats of coreutils, bash/dash/zsh/fish, sed, git,
+// Python, Node, Go and Rust tools: "touch: cannot touch '/etc/x': Read-only file system",
+// "zsh:1: read-only file system: /etc/x", "OSError: [Errno 30] Read-only file system: '/etc/x'",
+// "Error: EROFS: read-only file system, open '/etc/x'", "sh: 1: cd: can't cd to /x", ... .
+// `previous` is the line before, for fish, which names the path on the line above the error.
+// Lines where the text is about something other than a path, such as ssh's "Permission denied
+// (publickey)" or "socket: Operation not permitted", report none.
+std::optional<PathError> parse_path_error(std::string_view line, std::string_view previous = {});
+
+// The Unix socket of a Docker daemon the line says is unreachable ("" when the message names
+// none), or nullopt when it says no such thing or the daemon is reached over the network.
+std::optional<std::string> parse_docker_unreachable(std::string_view line);
+
+// The socket of a system bus the line says is unreachable ("" when the message names none), or
+// nullopt when it says no such thing or is about a user's session bus.
+std::optional<std::string> parse_bus_unreachable(std::string_view line);
+
+enum class SudoEvidence {
+    none,
+    // "sudo: /etc/sudo.conf is owned by uid 65534, should be 0": root's files are not root's,
+    // as inside a user namespace.
+    foreign_owner,
+    // "no new privileges", "effective uid is not 0", "must be owned by uid 0 and have the
+    // setuid bit set": sudo could not become root at all.
+    cannot_become_root,
+};
+
+// Whether the line is sudo's own report that it could not work in this environment. A refused
+// password or a missing terminal is no such report.
+SudoEvidence parse_sudo_refusal(std::string_view line);
+
+}  // namespace caretz

@@ -1,0 +1,229 @@
+#include "escalation/refusal_detector.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <optional>
+
+#include "escalation/error_lines.h"
+#include "escalation/output_lines.h"
+#include "escalation/shell_command.h"
+
+namespace caretz {
+
+namespace {
+
+constexpr std::size_t kMaxEvidenceBytes = 300;
+constexpr std::string_view kDefaultDockerSocket = "/var/run/docker.sock";
+
+// Words that every evidence line contains. Each is cut to start at a letter that is rare in
+// ordinary output, so that find(), which looks for the first letter, stops less often; that also
+// makes "Permission denied" and Go's "permission denied" match alike.
+constexpr std::array<std::string_view, 11> kEvidenceWords = {
+    "-only file",         // Read-only file system (EROFS)
+    "mission denied",     // Permission denied (EACCES)
+    "permitted",          // Operation not permitted (EPERM)
+    "bus",                // Device or resource busy (EBUSY); the system bus
+    "file or directory",  // No such file or directory (ENOENT)
+    "cd to",              // dash: can't cd to
+    "does not exist",     // fish: The directory '...' does not exist
+    "redirecting",        // fish: An error occurred while redirecting file '...'
+    "ocker",              // the Docker daemon
+    "connect",            // gdbus and NetworkManager: Could not connect
+    "API version",        // docker-compose 1.x
+};
+
+// Cheap enough for every line of output: every evidence line has a colon, which memchr finds
+// fast, so most lines without one are skipped before any word search.
+bool may_be_evidence(std::string_view line) {
+    if (line.empty() || std::memchr(line.data(), ':', line.size()) == nullptr) return false;
+    const std::size_t text = line.find_first_not_of(" \t");
+    if (text != std::string_view::npos && line.substr(text).starts_with("sudo: ")) return true;
+    for (const auto word : kEvidenceWords)
+        if (line.find(word) != std::string_view::npos) return true;
+    return false;
+}
+
+std::string evidence_text(std::string_view line) {
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos) return {};
+    line = line.substr(first, line.find_last_not_of(" \t") + 1 - first);
+    if (line.size() > kMaxEvidenceBytes) {
+        std::size_t cut = kMaxEvidenceBytes;
+        while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+        line = line.substr(0, cut);
+    }
+    return std::string(line);
+}
+
+// Applies the rules line by line and collects refusals in order of first appearance, each kind
+// and subject once.
+class RefusalCollector {
+  public:
+    explicit RefusalCollector(const DetectionContext& ctx)
+        : ctx_(ctx),
+          failed_(ctx.exit_code != 0),
+          sudo_ran_(runs_sudo(ctx.command)),
+          cwd_(absolute_path(ctx.cwd.empty() ? ctx.policy.workspace : ctx.cwd, "/",
+                             ctx.policy.home)) {}
+
+    void line(std::string_view text, std::string_view previous) {
+        if (docker_line(text) || bus_line(text) || sudo_line(text)) return;
+        if (failed_) path_line(text, previous);
+    }
+
+    std::vector<Refusal> take() { return std::move(refusals_); }
+
+  private:
+    // Docker and the system bus count whatever the exit status: `docker images | head` exits 0.
+    bool docker_line(std::string_view text) {
+        const auto socket = parse_docker_unreachable(text);
+        if (!socket) return false;
+        const std::string path = socket->empty() ? fallback_docker_socket() : *socket;
+        if (!ctx_.policy.allow_docker && !path.empty() && ctx_.host.is_socket(path))
+            add(RefusalKind::docker, path, text);
+        return true;
+    }
+
+    std::string fallback_docker_socket() const {
+        if (ctx_.docker_host.empty()) return std::string(kDefaultDockerSocket);
+        constexpr std::string_view kUnix = "unix://";
+        if (ctx_.docker_host.starts_with(kUnix)) return ctx_.docker_host.substr(kUnix.size());
+        return {};  // a daemon over the network is no socket of the host's
+    }
+
+    bool bus_line(std::string_view text) {
+        const auto socket = parse_bus_unreachable(text);
+        if (!socket) return false;
+        const std::string path = socket->empty() ? ctx_.system_bus_socket : *socket;
+        if (ctx_.host.is_socket(path)) add(RefusalKind::bus, path, text);
+        return true;
+    }
+
+    // sudo's refusal lines count only when the command ran sudo: a grep through logs that
+    // prints them does not. The clearest line becomes the evidence, as the first one sudo
+    // prints in a user namespace ("/etc/sudo.conf is owned by uid 65534") explains little.
+    bool sudo_line(std::string_view text) {
+        const SudoEvidence evidence = parse_sudo_refusal(text);
+        if (evidence == SudoEvidence::none) return false;
+        if (!sudo_ran_) return true;
+        if (!sudo_index_) {
+            sudo_index_ = refusals_.size();
+            add(RefusalKind::sudo, "sudo", text);
+        } else if (evidence > sudo_evidence_) {
+            refusals_[*sudo_index_].evidence = evidence_text(text);
+        }
+        sudo_evidence_ = std::max(sudo_evidence_, evidence);
+        return true;
+    }
+
+    // Paths count only when the command failed, so a search that prints refusal text and
+    // succeeds keeps its result.
+    void path_line(std::string_view text, std::string_view previous) {
+        const auto error = parse_path_error(text, previous);
+        if (!error) return;
+        for (const auto& printed : error->paths) {
+            const std::string path = resolve(printed);
+            if (error->code == ErrorCode::enoent ? hidden_by_sandbox(path)
+                                                 : write_refused(path, error->code)) {
+                add(error->code == ErrorCode::enoent ? RefusalKind::hidden : RefusalKind::write,
+                    path, text);
+                return;
+            }
+        }
+    }
+
+    // A read-only mount (EROFS) or a bind-mounted protected file (EBUSY) is the sandbox's
+    // doing. Permission errors come from the host's own permissions, which the sandbox keeps,
+    // so they count only where the host would let the user write.
+    bool write_refused(const std::string& path, ErrorCode code) const {
+        if (ctx_.policy.can_write(path)) return false;
+        return code == ErrorCode::erofs || code == ErrorCode::ebusy || ctx_.host.may_write(path);
+    }
+
+    // Missing inside but there on the host. A path missing on the host too may be one the
+    // command was about to create in a hidden directory, but a read of a file that never
+    // existed reads the same, and asking then would be a false prompt.
+    bool hidden_by_sandbox(const std::string& path) const { return ctx_.host.exists(path); }
+
+    std::string resolve(const std::string& printed) const {
+        for (const std::string_view home : {"${HOME}", "$HOME"}) {
+            if (printed.starts_with(home) &&
+                (printed.size() == home.size() || printed[home.size()] == '/'))
+                return absolute_path(ctx_.policy.home + printed.substr(home.size()), cwd_,
+                                     ctx_.policy.home);
+        }
+        return absolute_path(printed, cwd_, ctx_.policy.home);
+    }
+
+    void add(RefusalKind kind, const std::string& subject, std::string_view text) {
+        for (const auto& r : refusals_)
+            if (r.kind == kind && r.subject == subject) return;
+        refusals_.push_back({kind, subject, evidence_text(text)});
+    }
+
+    const DetectionContext& ctx_;
+    const bool failed_;
+    const bool sudo_ran_;
+    const std::string cwd_;
+    std::vector<Refusal> refusals_;
+    std::optional<std::size_t> sudo_index_;
+    SudoEvidence sudo_evidence_ = SudoEvidence::none;
+};
+
+}  // namespace
+
+void RefusalDetector::observe_line(std::string_view line) {
+    const std::uint64_t number = lines_seen_++;
+    if (may_be_evidence(line)) keep(number, line.substr(0, kMaxLineBytes));
+}
+
+void RefusalDetector::keep(std::uint64_t number, std::string_view line) {
+    if (head_.size() < kHeadLines) {
+        head_.push_back({number, std::string(line)});
+    } else if (tail_.size() < kTailLines) {
+        tail_.push_back({number, std::string(line)});
+    } else {
+        Candidate& oldest = tail_[tail_next_];
+        oldest.number = number;
+        oldest.text.assign(line);
+        tail_next_ = (tail_next_ + 1) % kTailLines;
+    }
+}
+
+std::size_t RefusalDetector::stored_bytes() const {
+    std::size_t bytes = 0;
+    for (const auto& c : head_) bytes += c.text.size();
+    for (const auto& c : tail_) bytes += c.text.size();
+    return bytes;
+}
+
+std::vector<const RefusalDetector::Candidate*> RefusalDetector::in_order() const {
+    std::vector<const Candidate*> lines;
+    lines.reserve(stored_lines());
+    for (const auto& c : head_) lines.push_back(&c);
+    for (std::size_t i = 0; i < tail_.size(); ++i)
+        lines.push_back(&tail_[(tail_next_ + i) % tail_.size()]);
+    return lines;
+}
+
+std::vector<Refusal> RefusalDetector::finish(const DetectionContext& ctx) const {
+    RefusalCollector collector(ctx);
+    const Candidate* previous = nullptr;
+    for (const Candidate* c : in_order()) {
+        const bool adjacent = previous && previous->number + 1 == c->number;
+        collector.line(c->text, adjacent ? std::string_view(previous->text) : std::string_view());
+        previous = c;
+    }
+    return collector.take();
+}
+
+std::vector<Refusal> detect_refusals(const DetectionContext& ctx, std::string_view output) {
+    RefusalDetector detector;
+    OutputLines lines([&detector](std::string_view line) { detector.observe_line(line); });
+    lines.feed(output);
+    lines.finish();
+    return detector.finish(ctx);
+}
+
+}  // namespace caretz

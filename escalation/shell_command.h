@@ -1,0 +1,27 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace caretz {
+
+// A shell command line split the way the shell would run it, enough to tell which programs it
+// starts. Not a full parser: it knows quoting, operators, comments, redirections and
+// substitutions, which is what deciding "does this run sudo" needs.
+struct ShellScan {
+    // Each simple command's words, quotes removed, redirections and their targets dropped.
+    std::vector<std::vector<std::string>> commands;
+    // The text of every $(...), `...`, <(...) and >(...): commands of their own.
+    std::vector<std::string> substitutions;
+};
+
+ShellScan scan_shell(std::string_view text);
+
+// True when the command text runs sudo as a program: as a command word, after assignments or
+// reserved words, behind wrappers such as env, time, nice, nohup, exec, command, xargs, timeout
+// and stdbuf, inside substitutions, or in a `sh -c` script. Not when sudo is only an argument
+// (`echo sudo`, `which sudo`, `grep "sudo: ..." logs/`).
+bool runs_sudo(std::string_view command);
+
+}  // namespace caretz

@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Re-captures the outputs stored in cases/*.txt by running each case's command for real.
+
+Run as root on a Linux machine with bubblewrap and an unprivileged user `cztest`:
+
+    python3 tests/unit/escalation/capture_cases.py tests/unit/escalation/cases/*.txt
+
+For every case whose `capture:` is not `none`, the command runs as cztest in the way the case
+names, and the case's `exit:` and output block are rewritten with what really happened. Host
+facts and expectations are written by hand and left alone. The unit tests only read the files;
+they never run these tools.
+
+Ways of capturing (the `capture:` value, default `sandbox`):
+  sandbox               bwrap like Caretz's policy: the host read-only, ~/work writable,
+                        ~/work/.git/config and .git/hooks read-only binds, private /tmp, /run and
+                        ~/.ssh replaced by empty read-only tmpfs (so what was there is missing),
+                        all namespaces unshared.
+  sandbox docker-denied the same plus a root-only socket bound at /run/docker.sock
+  sandbox docker-stale  the same plus a socket nobody listens on at /run/docker.sock
+  sandbox uid0          the same, but root inside the user namespace (bwrap --uid 0)
+  userns                `unshare -U` without bwrap: a user namespace without no-new-privileges
+  nosuid                a setuid-root copy of sudo on a nosuid tmpfs, no namespaces
+  host                  no sandbox at all (for messages the sandbox never causes)
+  none                  not captured here; `source:` says where the text comes from
+"""
+
+import os
+import pty
+import re
+import select
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+
+USER = "cztest"
+HOME = "/home/cztest"
+WORK = HOME + "/work"
+SCRATCH = "/tmp/caretz-capture"
+ENV = {
+    "HOME": HOME,
+    "USER": USER,
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "TERM": "xterm-256color",
+}
+
+
+def prepare_user_files():
+    script = f"""
+        set -e
+        mkdir -p {WORK} {HOME}/.ssh && chmod 700 {HOME}/.ssh && touch {HOME}/.ssh/id_ed25519
+        cd {WORK}
+        [ -d .git ] || git init -q .
+        echo hi > README
+        printf 'services:\\n  web:\\n    image: nginx\\n' > compose.yml
+        printf 'all:\\n\\techo built > /etc/built\\n' > Makefile
+        git -c user.email=a@b -c user.name=c add -A
+        git -c user.email=a@b -c user.name=c commit -qm capture --allow-empty
+    """
+    subprocess.run(["runuser", "-u", USER, "--", "bash", "-c", script], check=True)
+
+
+def prepare_sockets():
+    os.makedirs(SCRATCH, exist_ok=True)
+    for name, mode in (("denied.sock", 0o600), ("stale.sock", 0o666)):
+        path = os.path.join(SCRATCH, name)
+        if os.path.exists(path):
+            os.unlink(path)
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(path)
+        os.chmod(path, mode)
+
+
+def bwrap_argv(variant, cwd):
+    argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--tmpfs", "/tmp", "--tmpfs", "/run"]
+    if variant == "docker-denied":
+        argv += ["--ro-bind", SCRATCH + "/denied.sock", "/run/docker.sock"]
+    if variant == "docker-stale":
+        argv += ["--ro-bind", SCRATCH + "/stale.sock", "/run/docker.sock"]
+    argv += ["--remount-ro", "/run",
+             "--tmpfs", HOME + "/.ssh", "--remount-ro", HOME + "/.ssh",
+             "--bind", WORK, WORK,
+             "--ro-bind", WORK + "/.git/config", WORK + "/.git/config",
+             "--ro-bind", WORK + "/.git/hooks", WORK + "/.git/hooks",
+             "--unshare-all", "--new-session", "--die-with-parent", "--chdir", cwd]
+    if variant == "uid0":
+        argv += ["--uid", "0", "--gid", "0"]
+    return argv + ["--"]
+
+
+def nosuid_sudo():
+    """A setuid-root sudo on a nosuid mount, so the kernel ignores the setuid bit. The case's
+    command runs it by its path, SCRATCH/nosuid/sudo."""
+    mount = os.path.join(SCRATCH, "nosuid")
+    os.makedirs(mount, exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "nosuid", "tmpfs", mount], check=True)
+    shutil.copy2("/usr/bin/sudo", mount + "/sudo")
+    os.chmod(mount + "/sudo", 0o4755)
+    return mount
+
+
+def command_argv(case):
+    how = case.get("capture", "sandbox").split()
+    shell = case.get("shell", "bash")
+    cwd = case.get("cwd", WORK)
+    env = dict(ENV)
+    for assignment in case.get("env", "").split():
+        name, _, value = assignment.partition("=")
+        env[name] = value
+    prefix = ["runuser", "-u", USER, "--", "env", "-i"] + [f"{k}={v}" for k, v in env.items()]
+    script = case["command"]
+    if how[0] == "sandbox":
+        variant = how[1] if len(how) > 1 else ""
+        return prefix + bwrap_argv(variant, cwd) + [shell, "-c", script]
+    if how[0] == "userns":
+        return prefix + ["unshare", "-U", shell, "-c", f"cd {cwd} && {script}"]
+    if how[0] in ("nosuid", "host"):
+        return prefix + [shell, "-c", f"cd {cwd} && {script}"]
+    raise ValueError(f"unknown capture: {case.get('capture')}")
+
+
+def run_in_pipe(argv):
+    done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, timeout=120)
+    return done.returncode, done.stdout
+
+
+def run_in_pty(argv):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvp(argv[0], argv)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([fd], [], [], 120)
+        if not ready:
+            break
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), b"".join(chunks)
+
+
+def capture(case):
+    argv = command_argv(case)
+    mount = nosuid_sudo() if case.get("capture") == "nosuid" else None
+    try:
+        runner = run_in_pty if case.get("pty") == "yes" else run_in_pipe
+        return runner(argv)
+    finally:
+        if mount:
+            subprocess.run(["umount", mount], check=True)
+
+
+def escape(data):
+    """The escaped output form: \\e, \\r, \\t, \\\\ and \\xHH for other control bytes."""
+    out = []
+    for c in data.decode("utf-8", "replace"):
+        if c == "\\":
+            out.append("\\\\")
+        elif c == "\x1b":
+            out.append("\\e")
+        elif c == "\r":
+            out.append("\\r")
+        elif c == "\t":
+            out.append("\\t")
+        elif c == "\n" or (ord(c) >= 0x20 and ord(c) != 0x7F):
+            out.append(c)
+        else:
+            out.append(f"\\x{ord(c):02x}")
+    return "".join(out)
+
+
+HEADER = re.compile(r"^=== ")
+
+
+def split_cases(text):
+    """Returns the preamble and a list of case blocks (each starting with its === line)."""
+    lines = text.splitlines(keepends=True)
+    preamble, blocks = [], []
+    for line in lines:
+        if HEADER.match(line):
+            blocks.append([line])
+        elif blocks:
+            blocks[-1].append(line)
+        else:
+            preamble.append(line)
+    return "".join(preamble), ["".join(b) for b in blocks]
+
+
+def parse_fields(block):
+    head = block.split("\n--- output", 1)[0]
+    fields = {}
+    for line in head.splitlines()[1:]:
+        key, sep, value = line.partition(": ")
+        if sep and key and not key.startswith("#"):
+            fields.setdefault(key, value)
+    return fields
+
+
+def recapture(block):
+    case = parse_fields(block)
+    if case.get("capture") == "none":
+        return block
+    code, data = capture(case)
+    head = block.split("\n--- output", 1)[0]
+    head = re.sub(r"^exit: .*\n?", "", head, flags=re.M)
+    head = re.sub(r"^(command: .*)$", lambda m: f"{m.group(1)}\nexit: {code}", head, count=1,
+                  flags=re.M)
+    if case.get("pty") == "yes":
+        body = "--- output escaped\n" + escape(data)
+    else:
+        body = "--- output\n" + data.decode("utf-8", "replace")
+    if not body.endswith("\n"):
+        body += "\n"
+    return head.rstrip("\n") + "\n" + body + "\n"
+
+
+def main(paths):
+    if os.geteuid() != 0:
+        sys.exit("run as root: captures switch to the user cztest and mount tmpfs")
+    prepare_user_files()
+    prepare_sockets()
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            preamble, blocks = split_cases(f.read())
+        blocks = [recapture(b) for b in blocks]
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", delete=False,
+                                         dir=os.path.dirname(os.path.abspath(path))) as out:
+            out.write(preamble + "".join(blocks).rstrip("\n") + "\n")
+        os.replace(out.name, path)
+        print(f"{path}: {len(blocks)} cases")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

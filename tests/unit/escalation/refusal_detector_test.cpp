@@ -1,0 +1,380 @@
+#include "escalation/refusal_detector.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "escalation/output_lines.h"
+#include "tests/unit/escalation/fake_host.h"
+
+using namespace caretz;
+using caretz::testing::FakeHost;
+using caretz::testing::test_policy;
+
+namespace {
+
+// One command's situation, with a host where the usual sockets exist.
+struct Scene {
+    SandboxPolicy policy = test_policy();
+    FakeHost host;
+
+    Scene() {
+        host.sockets = {"/var/run/docker.sock", "/run/dbus/system_bus_socket"};
+        host.paths = {"/run/user/1001/bus", "/home/cztest/.ssh/id_ed25519"};
+    }
+
+    DetectionContext context(const std::string& command, int exit_code,
+                             const std::string& cwd = "/home/cztest/work") const {
+        return DetectionContext{
+            .command = command, .exit_code = exit_code, .cwd = cwd, .policy = policy, .host = host};
+    }
+
+    std::vector<Refusal> detect(const std::string& command, int exit_code,
+                                const std::string& output,
+                                const std::string& cwd = "/home/cztest/work") const {
+        return detect_refusals(context(command, exit_code, cwd), output);
+    }
+};
+
+std::vector<std::string> subjects(const std::vector<Refusal>& refusals) {
+    std::vector<std::string> result;
+    for (const auto& r : refusals)
+        result.push_back(std::string(to_string(r.kind)) + " " + r.subject);
+    return result;
+}
+
+using Subjects = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("to_string names every kind", "[refusal_detector]") {
+    CHECK(to_string(RefusalKind::write) == "write");
+    CHECK(to_string(RefusalKind::hidden) == "hidden");
+    CHECK(to_string(RefusalKind::sudo) == "sudo");
+    CHECK(to_string(RefusalKind::docker) == "docker");
+    CHECK(to_string(RefusalKind::bus) == "bus");
+}
+
+TEST_CASE("A refusal carries the evidence line, trimmed", "[refusal_detector]") {
+    const Scene scene;
+    const auto refusals = scene.detect(
+        "touch /etc/x", 1, "  touch: cannot touch '/etc/x': Read-only file system \t\n");
+    REQUIRE(refusals.size() == 1);
+    CHECK(refusals[0] == Refusal{RefusalKind::write, "/etc/x",
+                                 "touch: cannot touch '/etc/x': Read-only file system"});
+}
+
+TEST_CASE("Evidence is cut to 300 bytes without splitting a character", "[refusal_detector]") {
+    const Scene scene;
+    const std::string path = "/etc/" + std::string(294, 'a') + "\xc3\xa9" + "tc";
+    const auto refusals = scene.detect("touch", 1, "bash: " + path + ": Read-only file system\n");
+    REQUIRE(refusals.size() == 1);
+    CHECK(refusals[0].subject == path);
+    CHECK(refusals[0].evidence == "bash: /etc/" + std::string(289, 'a'));
+    CHECK(refusals[0].evidence.size() <= 300);
+}
+
+TEST_CASE("The same refusal counts once, with its first evidence", "[refusal_detector]") {
+    const Scene scene;
+    const auto refusals = scene.detect("cp a /etc/x; cp b /etc/x", 1,
+                                       "cp: cannot create regular file '/etc/x': Read-only file "
+                                       "system\nbash: line 1: /etc/x: Read-only file system\n");
+    REQUIRE(refusals.size() == 1);
+    CHECK(refusals[0].evidence == "cp: cannot create regular file '/etc/x': Read-only file system");
+}
+
+TEST_CASE("Refusals come in order of first appearance", "[refusal_detector]") {
+    const Scene scene;
+    const std::string output =
+        "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon "
+        "running?\n"
+        "touch: cannot touch '/etc/x': Read-only file system\n"
+        "sudo: The \"no new privileges\" flag is set, which prevents sudo from running as root.\n"
+        "Failed to connect to bus: No such file or directory\n"
+        "cat: /home/cztest/.ssh/id_ed25519: No such file or directory\n"
+        "touch: cannot touch '/etc/x': Read-only file system\n";
+    CHECK(subjects(scene.detect("docker ps; touch /etc/x; sudo true; busctl; cat x", 1, output)) ==
+          Subjects{"docker /var/run/docker.sock", "write /etc/x", "sudo sudo",
+                   "bus /run/dbus/system_bus_socket", "hidden /home/cztest/.ssh/id_ed25519"});
+}
+
+TEST_CASE("sudo's clearest line becomes the evidence", "[refusal_detector]") {
+    const Scene scene;
+    const auto refusals = scene.detect(
+        "sudo -n true", 1,
+        "sudo: /etc/sudo.conf is owned by uid 65534, should be 0\n"
+        "touch: cannot touch '/etc/x': Read-only file system\n"
+        "sudo: The \"no new privileges\" flag is set, which prevents sudo from running as root.\n");
+    CHECK(subjects(refusals) == Subjects{"sudo sudo", "write /etc/x"});
+    CHECK(refusals[0].evidence ==
+          "sudo: The \"no new privileges\" flag is set, which prevents sudo from running as root.");
+}
+
+TEST_CASE("Paths in messages resolve against the cwd and understand home forms",
+          "[refusal_detector]") {
+    const Scene scene;
+    const auto one = [&scene](const std::string& line, const std::string& cwd) {
+        return subjects(scene.detect("cmd", 1, line + "\n", cwd));
+    };
+    CHECK(one("bash: hosts: Read-only file system", "/etc") == Subjects{"write /etc/hosts"});
+    CHECK(one("bash: ../etc/hosts: Read-only file system", "/usr") == Subjects{"write /etc/hosts"});
+    CHECK(one("bash: ./x/../y: Read-only file system", "/etc") == Subjects{"write /etc/y"});
+    CHECK(one("cp: cannot create regular file '~/bin/tool': Read-only file system", "/") ==
+          Subjects{"write /home/cztest/bin/tool"});
+    CHECK(one("zsh:1: read-only file system: $HOME/.bashrc", "/") ==
+          Subjects{"write /home/cztest/.bashrc"});
+    CHECK(one("zsh:1: read-only file system: ${HOME}/.profile", "/") ==
+          Subjects{"write /home/cztest/.profile"});
+    CHECK(one("cat: ~/.ssh/id_ed25519: No such file or directory", "/tmp") ==
+          Subjects{"hidden /home/cztest/.ssh/id_ed25519"});
+    CHECK(one("bash: $HOMEWORK/x: Read-only file system", "/etc") ==
+          Subjects{"write /etc/$HOMEWORK/x"});
+}
+
+TEST_CASE("An empty cwd means the workspace", "[refusal_detector]") {
+    const Scene scene;
+    CHECK(
+        scene.detect("touch x", 1, "touch: cannot touch 'x': Read-only file system\n", "").empty());
+}
+
+TEST_CASE("Message formats of tools not installed where the cases were captured",
+          "[refusal_detector]") {
+    const Scene scene;
+    const auto first = [&scene](const std::string& line) {
+        const auto found = subjects(scene.detect("cmd", 1, line + "\n", "/etc"));
+        return found.empty() ? std::string("none") : found.front();
+    };
+    // Go (docker, kubectl, terraform), Rust (cargo, ripgrep), older GNU quoting, git, Python
+    CHECK(first("Error: open /etc/x.yaml: read-only file system") == "write /etc/x.yaml");
+    CHECK(first("mkdir /etc/app: read-only file system") == "write /etc/app");
+    CHECK(first("error: failed to write /etc/x: Read-only file system (os error 30)") ==
+          "write /etc/x");
+    CHECK(first("rg: /run/user/1001/bus: No such file or directory (os error 2)") ==
+          "hidden /run/user/1001/bus");
+    CHECK(first("touch: cannot touch `/etc/x': Read-only file system") == "write /etc/x");
+    CHECK(first("error: could not lock config file /etc/gitconfig: Read-only file system") ==
+          "write /etc/gitconfig");
+    CHECK(first("fatal: Unable to create '/etc/.git/index.lock': Read-only file system") ==
+          "write /etc/.git/index.lock");
+    CHECK(first("error: unable to create file conf.d/site.conf: Read-only file system") ==
+          "write /etc/conf.d/site.conf");
+    CHECK(first("OSError: [Errno 30] Read-only file system: 'a' -> '/usr/local/a'") ==
+          "write /etc/a");
+    CHECK(first("OSError: [Errno 30] Read-only file system: \"/etc/it's\"") == "write /etc/it's");
+    CHECK(subjects(scene.detect("node save.js", 1,
+                                "Error: EBUSY: resource busy or locked, rename '.git/config.lock' "
+                                "-> '.git/config'\n")) ==
+          Subjects{"write /home/cztest/work/.git/config"});
+}
+
+TEST_CASE("EPERM and EACCES count only where the host would allow the write",
+          "[refusal_detector]") {
+    Scene scene;
+    const std::string line = "chown: changing ownership of '/srv/data': Operation not permitted\n";
+    CHECK(scene.detect("chown me /srv/data", 1, line).empty());
+    scene.host.writable = {"/srv"};
+    CHECK(subjects(scene.detect("chown me /srv/data", 1, line)) == Subjects{"write /srv/data"});
+}
+
+TEST_CASE("Words that are not paths never become subjects", "[refusal_detector]") {
+    Scene scene;
+    scene.host.writable = {"/"};
+    scene.host.paths = {"/etc/connect", "/etc/socket", "/etc/failed"};
+    for (const char* line : {
+             "ping: socket: Operation not permitted",
+             "dial unix /tmp/app.sock: connect: no such file or directory",
+             "bind: Permission denied",
+             "git@github.com: Permission denied (publickey).",
+             "user@host: Permission denied, please try again.",
+             "sysctl: permission denied on key \"net.ipv4.ip_forward\"",
+             "nc: connect to 10.0.0.1 port 22 (tcp) failed: Permission denied",
+             "kill: (1) - Operation not permitted",
+             "date: cannot set date: Operation not permitted",
+             "fatal: unable to access 'https://example.com/x.git/': Permission denied",
+             "ERROR: Permission denied",
+             ": Read-only file system",
+         }) {
+        INFO(line);
+        CHECK(scene.detect("cmd", 1, std::string(line) + "\n", "/etc").empty());
+    }
+}
+
+TEST_CASE("fish's redirect error needs the path line right above it", "[refusal_detector]") {
+    const Scene scene;
+    CHECK(scene
+              .detect("echo x > /etc/x", 1,
+                      "warning: An error occurred while redirecting file '/etc/x'\n"
+                      "something else\n"
+                      "open: Read-only file system\n")
+              .empty());
+}
+
+TEST_CASE("A line about Docker or the bus is judged by those rules only", "[refusal_detector]") {
+    Scene scene;
+    scene.host.sockets.clear();
+    scene.host.paths = {"/run/dbus/system_bus_socket", "/var/run/docker.sock"};
+    CHECK(scene
+              .detect("dbus-send --system", 1,
+                      "Failed to open connection to \"system\" message bus: Failed to connect to "
+                      "socket /run/dbus/system_bus_socket: No such file or directory\n")
+              .empty());
+    CHECK(scene
+              .detect("docker ps", 1,
+                      "dial unix /var/run/docker.sock: connect: no such file or directory\n")
+              .empty());
+}
+
+TEST_CASE("Naming the bus or the Docker socket is no refusal", "[refusal_detector]") {
+    const Scene scene;
+    for (const char* line : {
+             "DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/dbus/system_bus_socket",
+             "DOCKER_HOST=unix:///var/run/docker.sock",
+             "srw-rw---- 1 root docker 0 Jan  1 10:00 /var/run/docker.sock",
+             "dbus.service: Listening on D-Bus System Message Bus Socket.",
+         }) {
+        INFO(line);
+        CHECK(scene.detect("cmd", 1, std::string(line) + "\n").empty());
+    }
+}
+
+TEST_CASE("A Docker socket named only by DOCKER_HOST", "[refusal_detector]") {
+    Scene scene;
+    scene.host.sockets = {"/run/user/1001/docker.sock"};
+    auto ctx = scene.context("docker-compose up", 1);
+    ctx.docker_host = "unix:///run/user/1001/docker.sock";
+    const std::string output =
+        "docker.errors.DockerException: Error while fetching server API version: ('Connection "
+        "aborted.', FileNotFoundError(2, 'No such file or directory'))\n";
+    CHECK(subjects(detect_refusals(ctx, output)) == Subjects{"docker /run/user/1001/docker.sock"});
+    ctx.docker_host = "ssh://me@build-host";
+    CHECK(detect_refusals(ctx, output).empty());
+}
+
+TEST_CASE("Streaming in chunks finds what a whole output finds", "[refusal_detector]") {
+    const Scene scene;
+    const std::string output =
+        "\x1b[32m 50%\r\x1b[K100%\x1b[0m\r\n"
+        "\x1b[31mtouch: cannot touch '/etc/x': Read-only file system\x1b[0m\r\n"
+        "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker "
+        "daemon running?";
+    const auto ctx = scene.context("touch /etc/x; docker ps", 1);
+    const auto whole = detect_refusals(ctx, output);
+    REQUIRE(subjects(whole) == Subjects{"write /etc/x", "docker /var/run/docker.sock"});
+    for (std::size_t chunk = 1; chunk <= 7; ++chunk) {
+        RefusalDetector detector;
+        OutputLines lines([&detector](std::string_view line) { detector.observe_line(line); });
+        for (std::size_t i = 0; i < output.size(); i += chunk) lines.feed(output.substr(i, chunk));
+        lines.finish();
+        CHECK(detector.finish(ctx) == whole);
+    }
+}
+
+TEST_CASE("Candidate lines are kept from the head and the tail, each cut to 4 KiB",
+          "[refusal_detector]") {
+    const Scene scene;
+    RefusalDetector detector;
+    detector.observe_line("touch: cannot touch '/etc/first': Read-only file system");
+    for (int i = 0; i < 5000; ++i)
+        detector.observe_line("cat: /nowhere/" + std::to_string(i) + ": No such file or directory");
+    detector.observe_line("bash: " + std::string(5000, 'x') + ": Read-only file system");
+    detector.observe_line("touch: cannot touch '/etc/last': Read-only file system");
+    CHECK(detector.stored_lines() == RefusalDetector::kHeadLines + RefusalDetector::kTailLines);
+    CHECK(subjects(detector.finish(scene.context("cmd", 1))) ==
+          Subjects{"write /etc/first", "write /etc/last"});
+    CHECK(detector.stored_bytes() <= (RefusalDetector::kHeadLines + RefusalDetector::kTailLines) *
+                                         RefusalDetector::kMaxLineBytes);
+}
+
+TEST_CASE("Lines that cannot be evidence are not kept", "[refusal_detector]") {
+    RefusalDetector detector;
+    for (const char* line : {"compiling foo.c", "done: 12 files", "", "warning: unused variable"})
+        detector.observe_line(line);
+    CHECK(detector.stored_lines() == 0);
+}
+
+TEST_CASE("200 MB of output keeps candidate storage bounded", "[refusal_detector]") {
+    RefusalDetector detector;
+    OutputLines lines([&detector](std::string_view line) { detector.observe_line(line); });
+    std::string block;
+    for (int i = 0; i < 1024; ++i) {
+        block += "src/module" + std::to_string(i) + ".c:12: note: building object\n";
+        block += "\x1b[31mcp: cannot create regular file '/etc/f" + std::to_string(i) +
+                 "': Read-only file system\x1b[0m\r\n";
+        block += "progress " + std::to_string(i % 100) + "%\r";
+    }
+    const std::size_t total = 200u * 1024 * 1024;
+    std::size_t fed = 0;
+    std::size_t peak = 0;
+    while (fed < total) {
+        lines.feed(block);
+        fed += block.size();
+        peak = std::max(peak, detector.stored_bytes());
+    }
+    lines.finish();
+    const std::size_t bound = (RefusalDetector::kHeadLines + RefusalDetector::kTailLines) *
+                              RefusalDetector::kMaxLineBytes;
+    CHECK(detector.stored_lines() == RefusalDetector::kHeadLines + RefusalDetector::kTailLines);
+    CHECK(peak <= bound);
+    CHECK(peak < 64 * 1024);  // these lines are short, so far below the bound
+}
+
+TEST_CASE("Arbitrary bytes never break detection", "[refusal_detector]") {
+    // Fragments of real messages, escape sequences and shell syntax, shuffled together with a
+    // fixed seed: the detector must neither crash nor report evidence it did not see.
+    const std::vector<std::string_view> pieces = {
+        "touch: cannot touch '",
+        "/etc/x",
+        "': Read-only file system",
+        ": ",
+        "\n",
+        "\r",
+        "\b",
+        "\x1b[",
+        "\x1b]",
+        "\x1b\\",
+        "\x07",
+        "\x1bP",
+        "31m",
+        "K",
+        "'",
+        "\"",
+        "`",
+        "\xe2\x80\x98",
+        "\xe2\x80\x99",
+        "sudo: ",
+        "The \"no new privileges\" flag is set",
+        "$(",
+        ")",
+        "(",
+        "|",
+        "Cannot connect to the Docker daemon at unix://",
+        "Failed to connect to bus: ",
+        "No such file or directory",
+        "Permission denied",
+        " (",
+        "can't cd to ",
+        "~",
+        "$HOME",
+        "${HOME}",
+        "open: ",
+        "An error occurred while redirecting file '",
+        " - open (30",
+        "\xff",
+    };
+    Scene scene;
+    scene.host.writable = {"/"};
+    std::uint32_t state = 12345;
+    const auto next = [&state] {
+        state = state * 1664525u + 1013904223u;
+        return state >> 8;
+    };
+    for (int round = 0; round < 2000; ++round) {
+        std::string text;
+        for (int i = 0; i < 24; ++i) text += pieces[next() % pieces.size()];
+        const auto refusals = scene.detect(text, static_cast<int>(next() % 2), text);
+        for (const auto& r : refusals) {
+            CHECK(!r.subject.empty());
+            CHECK(r.evidence.size() <= 300);
+        }
+    }
+}
