@@ -1,0 +1,56 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace caretz {
+
+// The hook script for "bash", "zsh" or "fish" (for zsh, the part read as .zshrc); empty for any
+// other name.
+std::string_view hook_script(std::string_view shell_name);
+
+// "bash", "zsh" or "fish" for a shell path such as /usr/bin/zsh; empty for any other shell.
+std::string_view supported_shell_name(std::string_view shell_path);
+
+// The session shell is not one Caretz has hooks for.
+class UnsupportedShell : public std::invalid_argument {
+public:
+    using std::invalid_argument::invalid_argument;
+};
+
+// How to start a session shell with the hooks injected, without touching the user's files.
+struct ShellLaunch {
+    std::vector<std::string> argv;
+    // Variables to set on top of the user's environment.
+    std::map<std::string, std::string> env;
+    // Files to write (path, content) before starting the shell, creating their directories;
+    // all lie under the hook dir.
+    std::vector<std::pair<std::string, std::string>> files;
+};
+
+// The launch of `shell_path` (bash, zsh or fish) as an interactive session shell for the user
+// whose home is `home` (HOME is set to it), with hooks written under `hook_dir` (a directory
+// private to the session) and marks tagged with `nonce` (letters and digits; the wire format is
+// in pty/mark_parser.h). The shell loads the user's rc as it normally would, then the hooks:
+//   bash: bash --init-file HOOK_DIR/bashrc -i
+//   zsh:  zsh -i with ZDOTDIR=HOOK_DIR/zsh, whose .zshenv and .zshrc restore the user's
+//         ZDOTDIR (`user_zdotdir`, the user's own $ZDOTDIR if they have one) and read the
+//         user's files first
+//   fish: fish -i --init-command 'source HOOK_DIR/hook.fish' (after the user's config.fish)
+// The nonce travels in CARETZ_NONCE; each hook moves it into an unexported shell variable
+// before the user's rc runs (fish: after config.fish) and removes it from the environment.
+// Once the first prompt-end mark arrives, type `__caretz_run FILE` + "\r" to run the commands
+// in FILE in the shell itself: the command-start mark, the output, then the command-done mark
+// with FILE's status. __caretz_run is an alias in bash and zsh and a function without scope
+// shadowing in fish, so `declare`, `typeset` and `set` in FILE act as if typed at the prompt.
+// Throws UnsupportedShell for any other shell, std::invalid_argument for any other nonce.
+ShellLaunch shell_launch(std::string_view shell_path, const std::string& hook_dir,
+                         const std::string& nonce, const std::string& home,
+                         const std::optional<std::string>& user_zdotdir = std::nullopt);
+
+}  // namespace caretz

@@ -1,0 +1,65 @@
+#include "pty/pty.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+
+namespace caretz {
+
+namespace {
+
+[[noreturn]] void throw_errno(const char* what) {
+    throw std::system_error(errno, std::generic_category(), what);
+}
+
+}  // namespace
+
+Pty::Pty(UniqueFd master, UniqueFd slave, std::string slave_path)
+    : master_(std::move(master)), slave_(std::move(slave)), slave_path_(std::move(slave_path)) {}
+
+Pty Pty::open(WindowSize size) {
+    UniqueFd master(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
+    if (!master.valid()) throw_errno("posix_openpt");
+    if (::grantpt(master.get()) != 0) throw_errno("grantpt");
+    if (::unlockpt(master.get()) != 0) throw_errno("unlockpt");
+    char name[128];
+    if (int err = ::ptsname_r(master.get(), name, sizeof name); err != 0) {
+        throw std::system_error(err, std::generic_category(), "ptsname_r");
+    }
+    UniqueFd slave(::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC));
+    if (!slave.valid()) throw_errno("open pty slave");
+    set_window_size(master.get(), size);
+    return Pty(std::move(master), std::move(slave), name);
+}
+
+void set_window_size(int fd, WindowSize size) {
+    winsize ws{};
+    ws.ws_row = size.rows;
+    ws.ws_col = size.cols;
+    if (::ioctl(fd, TIOCSWINSZ, &ws) != 0) throw_errno("TIOCSWINSZ");
+}
+
+WindowSize window_size(int fd) {
+    winsize ws{};
+    if (::ioctl(fd, TIOCGWINSZ, &ws) != 0) throw_errno("TIOCGWINSZ");
+    return WindowSize{ws.ws_row, ws.ws_col};
+}
+
+bool attach_controlling_terminal(int slave_fd) noexcept {
+    if (::setsid() < 0) return false;
+    if (::ioctl(slave_fd, TIOCSCTTY, 0) != 0) return false;
+    for (int target = STDIN_FILENO; target <= STDERR_FILENO; ++target) {
+        // dup2 onto itself keeps close-on-exec, so clear it explicitly in that case.
+        int result = target == slave_fd ? ::fcntl(target, F_SETFD, 0) : ::dup2(slave_fd, target);
+        if (result < 0) return false;
+    }
+    if (slave_fd > STDERR_FILENO) ::close(slave_fd);
+    return true;
+}
+
+}  // namespace caretz

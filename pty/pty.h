@@ -1,0 +1,51 @@
+#pragma once
+
+#include <string>
+
+#include "pty/unique_fd.h"
+
+namespace caretz {
+
+struct WindowSize {
+    unsigned short rows = 24;
+    unsigned short cols = 80;
+};
+
+// A pseudo-terminal pair. Caretz keeps the master; the slave becomes a child's terminal. Both
+// ends are close-on-exec, so only the child that is handed the slave explicitly gets it.
+class Pty {
+public:
+    // Opens a new pair with the given window size; throws std::system_error when the system
+    // has no pseudo-terminal to give.
+    static Pty open(WindowSize size);
+
+    int master() const { return master_.get(); }
+    int slave() const { return slave_.get(); }
+    const std::string& slave_path() const { return slave_path_; }
+
+    // The parent closes its copy of the slave once the child has it, so that reading the
+    // master reports EOF/EIO when the child's side is gone.
+    void close_slave() { slave_.reset(); }
+
+private:
+    Pty(UniqueFd master, UniqueFd slave, std::string slave_path);
+
+    UniqueFd master_;
+    UniqueFd slave_;
+    std::string slave_path_;
+};
+
+// Sets the window size of the terminal behind `fd` (either end of a PTY); the kernel sends
+// SIGWINCH to the terminal's foreground process group. Throws std::system_error on failure.
+void set_window_size(int fd, WindowSize size);
+
+// The window size of the terminal behind `fd`. Throws std::system_error on failure.
+WindowSize window_size(int fd);
+
+// For a freshly forked child, before exec: starts a new session, makes `slave_fd` its
+// controlling terminal and its stdin, stdout and stderr, and closes the original descriptor.
+// Uses only async-signal-safe calls, so it is safe between fork and exec in a threaded
+// program. Returns false with errno set on failure; the child should then _exit.
+bool attach_controlling_terminal(int slave_fd) noexcept;
+
+}  // namespace caretz

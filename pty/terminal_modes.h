@@ -1,0 +1,48 @@
+#pragma once
+
+#include <termios.h>
+
+namespace caretz {
+
+// The one owner of the real terminal's modes. It saves the modes when constructed and puts
+// them back when destroyed, and, once install_exit_handlers() has been called, also on
+// std::exit and when the process dies from a signal, so the user's terminal is never left in
+// raw mode with a hidden cursor.
+class TerminalModes {
+public:
+    // `fd` is a read-write descriptor of the terminal (e.g. /dev/tty opened O_RDWR); the
+    // restore path writes escape sequences to it. Throws std::system_error if it is not a
+    // terminal.
+    explicit TerminalModes(int fd);
+    ~TerminalModes();
+    TerminalModes(const TerminalModes&) = delete;
+    TerminalModes& operator=(const TerminalModes&) = delete;
+
+    // Raw input: bytes arrive one at a time, unechoed, and Ctrl-C/Ctrl-Z/Ctrl-\ are plain
+    // bytes instead of signals. Output processing stays as saved, so '\n' still starts a new
+    // line for Caretz's own text. Throws std::system_error on failure.
+    void enter_raw();
+
+    // Puts the saved modes back. After raw mode it also shows the cursor and leaves bracketed
+    // paste, which Caretz may have changed while it drew on the terminal. Never throws.
+    void restore() noexcept;
+
+    bool raw() const { return raw_; }
+    const termios& saved() const { return saved_; }
+
+    // Makes the saved modes come back on every exit path: std::exit (atexit), SIGTERM, SIGHUP,
+    // SIGINT, SIGQUIT, and the crash signals SIGSEGV, SIGBUS, SIGABRT (also reached by an
+    // uncaught exception), SIGFPE and SIGILL. The handlers restore the modes with
+    // async-signal-safe calls, then die from the same signal with its default action, so the
+    // exit status still tells what happened. Only one TerminalModes at a time may install
+    // them: a second throws std::logic_error. Destruction puts the previous handlers back.
+    void install_exit_handlers();
+
+private:
+    int fd_;
+    termios saved_{};
+    bool raw_ = false;
+    bool handlers_installed_ = false;
+};
+
+}  // namespace caretz

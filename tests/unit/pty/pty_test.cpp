@@ -1,0 +1,67 @@
+#include "pty/pty.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <string>
+
+namespace {
+
+std::string read_until_eof(int fd) {
+    std::string out;
+    char buf[256];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n <= 0) break;  // EIO once the slave side is closed everywhere
+        out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("a PTY pair opens close-on-exec with the asked window size", "[pty]") {
+    caretz::Pty pty = caretz::Pty::open({30, 100});
+    CHECK(pty.master() >= 0);
+    CHECK(pty.slave() >= 0);
+    CHECK(::isatty(pty.slave()) == 1);
+    CHECK(pty.slave_path().rfind("/dev/pts/", 0) == 0);
+    CHECK((::fcntl(pty.master(), F_GETFD) & FD_CLOEXEC) != 0);
+    CHECK((::fcntl(pty.slave(), F_GETFD) & FD_CLOEXEC) != 0);
+    caretz::WindowSize size = caretz::window_size(pty.slave());
+    CHECK(size.rows == 30);
+    CHECK(size.cols == 100);
+
+    caretz::set_window_size(pty.master(), {12, 40});
+    size = caretz::window_size(pty.slave());
+    CHECK(size.rows == 12);
+    CHECK(size.cols == 40);
+}
+
+TEST_CASE("a child gets the slave as its controlling terminal and stdio", "[pty]") {
+    caretz::Pty pty = caretz::Pty::open({24, 80});
+    pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        if (!caretz::attach_controlling_terminal(pty.slave())) ::_exit(100);
+        bool own_session = ::getsid(0) == ::getpid();
+        bool foreground = ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+        bool all_tty = ::isatty(0) && ::isatty(1) && ::isatty(2);
+        bool inherits = (::fcntl(STDOUT_FILENO, F_GETFD) & FD_CLOEXEC) == 0;
+        const char* report = own_session && foreground && all_tty && inherits ? "ok\n" : "bad\n";
+        ssize_t ignored = ::write(STDOUT_FILENO, report, std::strlen(report));
+        (void)ignored;
+        ::_exit(0);
+    }
+    pty.close_slave();
+    std::string output = read_until_eof(pty.master());
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(output == "ok\r\n");
+}
