@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 
-#include "app/user_context.h"
-#include "sandbox/sandboxed_command.h"
+#include "app/sandbox_spec.h"
+#include "escalation/command_pipeline.h"
+#include "sandbox/spawn.h"
 
 namespace caretz {
 
@@ -20,43 +22,63 @@ void write_all(int fd, std::string_view data) {
     }
 }
 
+std::string outcome_json(const CommandOutcome& outcome) {
+    nlohmann::json refusals = nlohmann::json::array();
+    for (const auto& r : outcome.refusals)
+        refusals.push_back({{"kind", to_string(r.kind)}, {"subject", r.subject}, {"evidence", r.evidence}});
+    nlohmann::json out = {{"exit_code", outcome.exit_code},
+                          {"output", outcome.output},
+                          {"cwd", outcome.cwd},
+                          {"ran", outcome.ran_on_host ? "host" : "sandbox"},
+                          {"refusals", refusals},
+                          {"decision", outcome.decision ? nlohmann::json(to_string(*outcome.decision))
+                                                        : nlohmann::json(nullptr)}};
+    return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 }  // namespace
+
+CommandPipeline::Options pipeline_options(const Settings& settings, const UserContext& user) {
+    CommandPipeline::Options options;
+    options.ask_sandbox_off = settings.ask_sandbox_off;
+    options.permission_timeout = settings.permission_timeout;
+    options.session_id = random_hex(8);
+    options.shell = user.shell;
+    options.audit_path = AuditLog::default_path(user.home);
+    return options;
+}
 
 int run_exec(const CommandLine& cl, const Settings& settings) {
     UserContext user = current_user_context();
-    PolicySettings sandbox = settings.sandbox;
-    sandbox.read_only = cl.plan;
-    SandboxPolicy policy = make_policy(sandbox, user.home, user.cwd, config_dir(user.home),
-                                       user.env.count("DOCKER_HOST") ? user.env.at("DOCKER_HOST") : "");
-    Environment env = command_environment(user.env, policy.env_overlay, api_key_variables(""));
+    SandboxSpec spec = sandbox_spec_for(cl, settings, user);
+    const bool on_terminal = ::isatty(STDIN_FILENO) && ::isatty(STDOUT_FILENO) && !cl.print;
 
-    std::string output;
-    int exit_code;
+    std::unique_ptr<TerminalModes> modes;
+    if (on_terminal) {
+        modes = std::make_unique<TerminalModes>(STDIN_FILENO);
+        modes->install_exit_handlers();
+        modes->enter_raw();
+    }
+    CommandIo io;
+    io.input_fd = on_terminal ? STDIN_FILENO : -1;
+    io.stdin_from_terminal = on_terminal;
+    if (!cl.json) io.on_output = [](std::string_view bytes) { write_all(STDOUT_FILENO, bytes); };
+
+    CommandOutcome outcome;
     try {
-        exit_code = run_in_fresh_sandbox(policy, user.cwd, {user.shell, "-c", cl.command}, env,
-                                         [&](std::string_view chunk) {
-                                             if (cl.json) {
-                                                 output.append(chunk);
-                                             } else {
-                                                 write_all(STDOUT_FILENO, chunk);
-                                             }
-                                         });
+        auto sandbox = open_sandbox(spec, cl.no_session);
+        SessionAllowances allowances;
+        CommandPipeline pipeline(*sandbox, spec, pipeline_options(settings, user), allowances,
+                                 UserTerminal{on_terminal ? STDIN_FILENO : -1, modes.get()});
+        outcome = pipeline.run(CommandRequest{cl.command, CommandSource::user, cl.plan}, io);
     } catch (const SandboxStartError& e) {
+        modes.reset();
         std::fprintf(stderr, "caretz: %s\n", e.what());
         return 125;
     }
-    if (cl.json) {
-        nlohmann::json result = {{"exit_code", exit_code},
-                                 {"output", output},
-                                 {"cwd", user.cwd},
-                                 {"ran", "sandbox"},
-                                 {"refusals", nlohmann::json::array()},
-                                 {"decision", nullptr}};
-        std::string text = result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-        text += '\n';
-        write_all(STDOUT_FILENO, text);
-    }
-    return exit_code;
+    modes.reset();
+    if (cl.json) write_all(STDOUT_FILENO, outcome_json(outcome));
+    return outcome.exit_code;
 }
 
 }  // namespace caretz

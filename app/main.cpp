@@ -1,9 +1,13 @@
 #include <cstdio>
+#include <string_view>
 
 #include "app/command_line.h"
 #include "app/config.h"
 #include "app/exec_command.h"
+#include "app/sandbox_spec.h"
 #include "app/user_context.h"
+#include "agent/repl.h"
+#include "sandbox/session_supervisor.h"
 
 using namespace caretz;
 
@@ -29,6 +33,8 @@ std::optional<Settings> load_settings(const CommandLine& cl) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Inside the sandbox, Caretz's own binary is the session supervisor.
+    if (argc == 2 && std::string_view(argv[1]) == "__supervise") return run_session_supervisor();
     auto parsed = parse_command_line(argc, argv);
     if (auto* code = std::get_if<int>(&parsed)) return *code;
     const CommandLine& cl = std::get<CommandLine>(parsed);
@@ -43,6 +49,11 @@ int main(int argc, char** argv) {
         case Mode::repl:
             break;
     }
-    std::fprintf(stderr, "caretz: the interactive agent is not available yet; use caretz exec\n");
-    return 2;
+    UserContext user = current_user_context();
+    ReplConfig repl;
+    repl.sandbox = sandbox_spec_for(cl, *settings, user);
+    repl.fresh_per_command = cl.no_session;
+    repl.plan_mode = cl.plan;
+    repl.pipeline = pipeline_options(*settings, user);
+    return run_repl(repl);
 }

@@ -1,4 +1,4 @@
-#include "sandbox/sandboxed_command.h"
+#include "sandbox/fresh_sandbox.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,25 +13,13 @@
 #include "sandbox/bwrap_command.h"
 #include "sandbox/host_fs.h"
 #include "sandbox/preflight.h"
+#include "sandbox/spawn.h"
 
 namespace caretz {
 
 namespace {
 
 constexpr int kStatusFd = 3;
-
-std::vector<char*> c_strings(std::vector<std::string>& items) {
-    std::vector<char*> out;
-    for (auto& s : items) out.push_back(s.data());
-    out.push_back(nullptr);
-    return out;
-}
-
-int exit_status(int wait_status) {
-    if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
-    if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
-    return 1;
-}
 
 // Reads until EOF on both the output pipe and bwrap's status pipe. bwrap reports
 // "child-pid" on the status pipe only once the sandbox is set up; output that arrives before
@@ -88,45 +76,38 @@ std::vector<std::string> sandbox_argv(const SandboxPolicy& policy, const std::st
     return argv;
 }
 
-int run_in_fresh_sandbox(const SandboxPolicy& policy, const std::string& cwd,
-                         const std::vector<std::string>& command, const Environment& env,
-                         const std::function<void(std::string_view)>& on_output) {
+SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io) {
     if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
-    std::vector<std::string> argv = sandbox_argv(policy, cwd, command);
-    argv.insert(argv.end() - static_cast<long>(command.size()) - 1,
-                {"--json-status-fd", std::to_string(kStatusFd)});
-    std::vector<std::string> envs = environment_strings(env);
+    std::vector<std::string> argv = sandbox_argv(spec_.policy, spec_.cwd, {spec_.shell, "-c", command});
+    argv.insert(argv.end() - 4, {"--json-status-fd", std::to_string(kStatusFd)});
 
     int out[2], status[2];
     if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(status, O_CLOEXEC) != 0)
         throw SandboxStartError(std::string("cannot create a pipe: ") + std::strerror(errno));
     UniqueFd out_read(out[0]), out_write(out[1]), status_read(status[0]), status_write(status[1]);
-
-    auto c_argv = c_strings(argv);
-    auto c_env = c_strings(envs);
-    pid_t pid = ::fork();
+    UniqueFd input(io.stdin_from_terminal ? ::dup(STDIN_FILENO)
+                                          : ::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    pid_t pid = spawn_process(argv, spec_.env,
+                              {{input.get(), STDIN_FILENO},
+                               {out_write.get(), STDOUT_FILENO},
+                               {out_write.get(), STDERR_FILENO},
+                               {status_write.get(), kStatusFd}});
     if (pid < 0) throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));
-    if (pid == 0) {
-        ::dup2(out_write.get(), STDOUT_FILENO);
-        ::dup2(out_write.get(), STDERR_FILENO);
-        ::dup2(status_write.get(), kStatusFd);
-        ::execve(c_argv[0], c_argv.data(), c_env.data());
-        ::_exit(127);
-    }
     out_write.reset();
     status_write.reset();
 
-    std::string setup_errors;
-    bool started = pump_until_closed(out_read.get(), status_read.get(), on_output, setup_errors);
-    int wait_status = 0;
-    while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
-    }
+    std::string held_output;
+    auto on_output = io.on_output ? io.on_output : [](std::string_view) {};
+    bool started = pump_until_closed(out_read.get(), status_read.get(), on_output, held_output);
+    SandboxResult result;
+    result.exit_code = wait_for_exit(pid);
+    result.cwd = spec_.cwd;
     if (!started) {
-        while (!setup_errors.empty() && setup_errors.back() == '\n') setup_errors.pop_back();
+        while (!held_output.empty() && held_output.back() == '\n') held_output.pop_back();
         throw SandboxStartError("the sandbox could not start" +
-                                (setup_errors.empty() ? std::string() : ": " + setup_errors));
+                                (held_output.empty() ? std::string() : ": " + held_output));
     }
-    return exit_status(wait_status);
+    return result;
 }
 
 }  // namespace caretz

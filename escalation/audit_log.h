@@ -1,0 +1,42 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "escalation/decision.h"
+#include "escalation/refusal.h"
+
+namespace caretz {
+
+struct AuditEntry {
+    std::string session_id;
+    std::string source;  // model, user, subagent, background
+    std::string command;
+    std::string cwd;
+    std::vector<Refusal> refusals;
+    Decision decision = Decision::deny;
+};
+
+// Appends one JSON line per offer to $XDG_STATE_HOME/caretz/audit.jsonl. Each line goes out in
+// a single write and is flushed to disk before a rerun starts, so the log never holds half a
+// line and never misses an approval.
+class AuditLog {
+public:
+    explicit AuditLog(std::string path) : path_(std::move(path)) {}
+    // The default path for the user whose home is `home`.
+    static std::string default_path(const std::string& home);
+
+    // One "offer" line per offer (and per use of a session allowance). False when the line
+    // could not be written whole; then nothing may run outside.
+    bool append(const AuditEntry& entry) const;
+    // A "rerun_finished" line with the exit status of a command that ran outside.
+    bool append_rerun_exit(const AuditEntry& entry, int exit_code) const;
+    const std::string& path() const { return path_; }
+
+private:
+    bool write_line(const std::string& text) const;
+    std::string path_;
+};
+
+}  // namespace caretz

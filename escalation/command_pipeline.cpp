@@ -1,0 +1,151 @@
+#include "escalation/command_pipeline.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "escalation/host_probe.h"
+#include "escalation/host_rerun.h"
+#include "escalation/offer.h"
+#include "escalation/output_lines.h"
+#include "escalation/refusal_detector.h"
+#include "pty/output_capture.h"
+
+namespace caretz {
+
+namespace {
+
+std::string_view source_name(CommandSource s) {
+    switch (s) {
+        case CommandSource::user: return "user";
+        case CommandSource::model: return "model";
+        case CommandSource::subagent: return "subagent";
+        case CommandSource::background: return "background";
+    }
+    return "user";
+}
+
+}  // namespace
+
+std::string refusal_notice(const std::vector<Refusal>& refusals, const std::string& why) {
+    std::string text = "caretz: the sandbox refused";
+    for (size_t i = 0; i < refusals.size(); ++i)
+        text += std::string(i ? ";" : "") + " " + std::string(to_string(refusals[i].kind)) + " " +
+                shown_escaped(refusals[i].subject);
+    return text + "; nobody was asked (" + why + "), so the sandboxed result stands\n";
+}
+
+CommandPipeline::CommandPipeline(Sandbox& sandbox, const SandboxSpec& spec, Options options,
+                                 SessionAllowances& allowances, UserTerminal terminal)
+    : sandbox_(sandbox),
+      spec_(spec),
+      options_(std::move(options)),
+      allowances_(allowances),
+      terminal_(terminal),
+      audit_(options_.audit_path) {}
+
+std::string CommandPipeline::why_nobody_is_asked(const CommandRequest& request) const {
+    if (!options_.ask_sandbox_off) return "--ask-sandbox-off is not set";
+    if (request.plan_mode) return "plan mode never runs commands outside the sandbox";
+    if (request.source == CommandSource::subagent) return "subagents never ask";
+    if (request.source == CommandSource::background) return "background commands never ask";
+    if (!terminal_.modes) return "there is no terminal to ask on";
+    return "";
+}
+
+CommandOutcome CommandPipeline::run(const CommandRequest& request, const CommandIo& io) {
+    if (allowances_.covers(request.command) && why_nobody_is_asked(request).empty())
+        return run_on_host(request, sandbox_.cwd(), Decision::session_allowance, {}, io);
+
+    OutputCapture capture(spec_.size.cols);
+    RefusalDetector detector;
+    OutputLines lines([&](std::string_view line) { detector.observe_line(line); });
+    CommandIo sandbox_io = io;
+    sandbox_io.on_output = [&](std::string_view bytes) {
+        if (io.on_output) io.on_output(bytes);
+        capture.append(bytes);
+        lines.feed(bytes);
+    };
+    SandboxResult result = sandbox_.run(request.command, sandbox_io);
+    lines.finish();
+
+    CommandOutcome outcome;
+    outcome.exit_code = result.exit_code;
+    outcome.cwd = result.cwd;
+    outcome.shell_exited = result.shell_exited;
+    outcome.output = capture.text();
+
+    RealHostProbe host;
+    auto docker_host = spec_.env.find("DOCKER_HOST");
+    DetectionContext ctx{request.command,
+                         result.exit_code,
+                         result.cwd,
+                         spec_.policy,
+                         host,
+                         docker_host == spec_.env.end() ? "" : docker_host->second};
+    outcome.refusals = detector.finish(ctx);
+    if (outcome.refusals.empty()) return outcome;
+
+    AuditEntry entry{options_.session_id, std::string(source_name(request.source)),
+                     request.command, result.cwd, outcome.refusals, Decision::deny};
+    std::string why = why_nobody_is_asked(request);
+    if (!why.empty()) {
+        std::fputs(refusal_notice(outcome.refusals, why).c_str(), stderr);
+        if (options_.ask_sandbox_off) {
+            entry.decision = Decision::nobody_to_ask;
+            audit_.append(entry);
+            outcome.decision = Decision::nobody_to_ask;
+        }
+        return outcome;
+    }
+
+    Decision decision = ask_on_terminal(terminal_.fd, STDOUT_FILENO,
+                                        offer_text(request.command, result.cwd, outcome.refusals),
+                                        options_.permission_timeout);
+    if (!runs_on_host(decision)) {
+        entry.decision = decision;
+        audit_.append(entry);
+        outcome.decision = decision;
+        return outcome;
+    }
+    return run_on_host(request, result.cwd, decision, outcome.refusals, io);
+}
+
+CommandOutcome CommandPipeline::run_on_host(const CommandRequest& request, const std::string& cwd,
+                                            Decision decision, std::vector<Refusal> refusals,
+                                            const CommandIo& io) {
+    AuditEntry entry{options_.session_id, std::string(source_name(request.source)),
+                     request.command, cwd, refusals, decision};
+    CommandOutcome outcome;
+    outcome.cwd = cwd;
+    outcome.refusals = std::move(refusals);
+    if (!audit_.append(entry)) {
+        std::fprintf(stderr,
+                     "caretz: cannot write the audit log %s, so nothing runs outside the "
+                     "sandbox\n",
+                     audit_.path().c_str());
+        outcome.decision = Decision::deny;
+        outcome.exit_code = 1;
+        return outcome;
+    }
+    if (decision == Decision::allow_session) allowances_.allow(request.command);
+    outcome.decision = decision;
+    outcome.ran_on_host = true;
+
+    OutputCapture capture(spec_.size.cols);
+    RerunCommand rerun{options_.shell, request.command, cwd, spec_.env};
+    auto keep = [&](std::string_view bytes) { capture.append(bytes); };
+    if (terminal_.modes) {
+        outcome.exit_code = rerun_on_terminal(rerun, terminal_.fd, *terminal_.modes, keep);
+    } else {
+        outcome.exit_code = rerun_without_terminal(rerun, [&](std::string_view bytes) {
+            if (io.on_output) io.on_output(bytes);
+            keep(bytes);
+        });
+    }
+    outcome.output = capture.text();
+    audit_.append_rerun_exit(entry, outcome.exit_code);
+    return outcome;
+}
+
+}  // namespace caretz

@@ -1,0 +1,80 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "escalation/audit_log.h"
+#include "escalation/decision.h"
+#include "escalation/refusal.h"
+#include "escalation/session_allowances.h"
+#include "pty/terminal_modes.h"
+#include "sandbox/sandbox.h"
+
+namespace caretz {
+
+// Who wrote a command, and so whether its refusals may open the offer.
+enum class CommandSource { user, model, subagent, background };
+
+struct CommandRequest {
+    std::string command;
+    CommandSource source = CommandSource::user;
+    bool plan_mode = false;
+};
+
+// What one command came to, for the screen, `--json` and the model.
+struct CommandOutcome {
+    int exit_code = 0;
+    std::string output;  // rendered text: bounded head and tail
+    std::string cwd;
+    bool ran_on_host = false;
+    bool shell_exited = false;
+    std::vector<Refusal> refusals;
+    std::optional<Decision> decision;  // nullopt when nothing was decided
+};
+
+// Where the user can be asked, if anywhere.
+struct UserTerminal {
+    int fd = -1;                    // the terminal, in raw mode, owned by `modes`
+    TerminalModes* modes = nullptr;
+};
+
+// One command's journey (DESIGN.md section 3): a session allowance, or the sandbox; then
+// refusal detection; then, when the user may be asked, the offer; the audit line; the rerun.
+class CommandPipeline {
+public:
+    struct Options {
+        bool ask_sandbox_off = false;
+        std::optional<std::chrono::seconds> permission_timeout;
+        std::string session_id;
+        std::string shell;
+        std::string audit_path;
+    };
+
+    CommandPipeline(Sandbox& sandbox, const SandboxSpec& spec, Options options,
+                    SessionAllowances& allowances, UserTerminal terminal);
+
+    // Runs the request. `show` receives the output for the user's screen as it comes (the
+    // sandboxed attempt's and a rerun's); `io` carries the terminal input and resizes.
+    CommandOutcome run(const CommandRequest& request, const CommandIo& io);
+
+private:
+    std::string why_nobody_is_asked(const CommandRequest& request) const;
+    CommandOutcome run_on_host(const CommandRequest& request, const std::string& cwd,
+                               Decision decision, std::vector<Refusal> refusals,
+                               const CommandIo& io);
+
+    Sandbox& sandbox_;
+    const SandboxSpec& spec_;
+    Options options_;
+    SessionAllowances& allowances_;
+    UserTerminal terminal_;
+    AuditLog audit_;
+};
+
+// The line of stderr that tells the user what was refused when nobody could be asked.
+std::string refusal_notice(const std::vector<Refusal>& refusals, const std::string& why);
+
+}  // namespace caretz
