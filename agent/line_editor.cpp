@@ -12,6 +12,8 @@
 #include <string>
 #include <utility>
 
+#include "pty/fd_io.h"
+
 namespace caretz {
 namespace {
 
@@ -23,15 +25,6 @@ constexpr std::string_view kPasteEnd = "\x1b[201~";
 constexpr size_t kLongestEscapeSequence = 32;
 // A lone ESC is a key of its own once this much silence follows it.
 constexpr int kLoneEscapeTimeoutMs = 50;
-
-void write_all(int fd, std::string_view bytes) {
-    while (!bytes.empty()) {
-        ssize_t written = ::write(fd, bytes.data(), bytes.size());
-        if (written < 0 && errno == EINTR) continue;
-        if (written <= 0) return;
-        bytes.remove_prefix(static_cast<size_t>(written));
-    }
-}
 
 // ---- UTF-8 ----
 

@@ -8,19 +8,12 @@
 
 #include "app/sandbox_spec.h"
 #include "escalation/command_pipeline.h"
+#include "pty/fd_io.h"
 #include "sandbox/spawn.h"
 
 namespace caretz {
 
 namespace {
-
-void write_all(int fd, std::string_view data) {
-    while (!data.empty()) {
-        ssize_t n = ::write(fd, data.data(), data.size());
-        if (n <= 0) return;
-        data.remove_prefix(static_cast<size_t>(n));
-    }
-}
 
 std::string outcome_json(const CommandOutcome& outcome) {
     nlohmann::json refusals = nlohmann::json::array();

@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 
+#include <filesystem>
+
+#include "escalation/audit_log.h"
+
 namespace caretz {
 
 namespace {
@@ -15,12 +19,24 @@ WindowSize output_size() {
     }
 }
 
+// The audit log and the session transcripts record every offer and its answer. A command must
+// not read them back from inside the sandbox (after a Deny, nothing may tell the model that an
+// offer existed), so their folder is hidden; it must exist for the sandbox to hide it.
+std::string hidden_state_dir(const std::string& home) {
+    std::string state_dir = std::filesystem::path(AuditLog::default_path(home)).parent_path();
+    std::error_code ignored;
+    std::filesystem::create_directories(state_dir, ignored);
+    std::filesystem::permissions(state_dir, std::filesystem::perms::owner_all, ignored);
+    return state_dir;
+}
+
 }  // namespace
 
 SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
                              const UserContext& user) {
     PolicySettings policy_settings = settings.sandbox;
     policy_settings.read_only = cl.plan;
+    policy_settings.hidden.push_back(hidden_state_dir(user.home));
     auto docker_host = user.env.find("DOCKER_HOST");
     SandboxSpec spec;
     spec.policy = make_policy(policy_settings, user.home, user.cwd, config_dir(user.home),

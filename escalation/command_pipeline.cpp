@@ -54,8 +54,11 @@ std::string CommandPipeline::why_nobody_is_asked(const CommandRequest& request) 
 }
 
 CommandOutcome CommandPipeline::run(const CommandRequest& request, const CommandIo& io) {
-    if (allowances_.covers(request.command) && why_nobody_is_asked(request).empty())
-        return run_on_host(request, sandbox_.cwd(), Decision::session_allowance, {}, io);
+    if (allowances_.covers(request.command) && why_nobody_is_asked(request).empty()) {
+        AuditEntry entry{options_.session_id, std::string(source_name(request.source)),
+                         request.command, sandbox_.cwd(), {}, Decision::session_allowance};
+        if (audit_written(entry)) return run_on_host(request, entry);
+    }
 
     OutputCapture capture(spec_.size.cols);
     RefusalDetector detector;
@@ -102,47 +105,35 @@ CommandOutcome CommandPipeline::run(const CommandRequest& request, const Command
     Decision decision = ask_on_terminal(terminal_.fd, STDOUT_FILENO,
                                         offer_text(request.command, result.cwd, outcome.refusals),
                                         options_.permission_timeout);
-    if (!runs_on_host(decision)) {
-        entry.decision = decision;
-        audit_.append(entry);
-        outcome.decision = decision;
-        return outcome;
-    }
-    return run_on_host(request, result.cwd, decision, outcome.refusals, io);
+    entry.decision = decision;
+    if (!audit_written(entry)) decision = Decision::deny;
+    outcome.decision = decision;
+    if (!runs_on_host(decision)) return outcome;
+    return run_on_host(request, entry);
 }
 
-CommandOutcome CommandPipeline::run_on_host(const CommandRequest& request, const std::string& cwd,
-                                            Decision decision, std::vector<Refusal> refusals,
-                                            const CommandIo& io) {
-    AuditEntry entry{options_.session_id, std::string(source_name(request.source)),
-                     request.command, cwd, refusals, decision};
+bool CommandPipeline::audit_written(const AuditEntry& entry) const {
+    if (audit_.append(entry)) return true;
+    std::fprintf(stderr,
+                 "caretz: cannot write the audit log %s, so nothing runs outside the sandbox\n",
+                 audit_.path().c_str());
+    return false;
+}
+
+CommandOutcome CommandPipeline::run_on_host(const CommandRequest& request,
+                                            const AuditEntry& entry) {
+    if (entry.decision == Decision::allow_session) allowances_.allow(request.command);
     CommandOutcome outcome;
-    outcome.cwd = cwd;
-    outcome.refusals = std::move(refusals);
-    if (!audit_.append(entry)) {
-        std::fprintf(stderr,
-                     "caretz: cannot write the audit log %s, so nothing runs outside the "
-                     "sandbox\n",
-                     audit_.path().c_str());
-        outcome.decision = Decision::deny;
-        outcome.exit_code = 1;
-        return outcome;
-    }
-    if (decision == Decision::allow_session) allowances_.allow(request.command);
-    outcome.decision = decision;
+    outcome.cwd = entry.cwd;
+    outcome.refusals = entry.refusals;
+    outcome.decision = entry.decision;
     outcome.ran_on_host = true;
 
     OutputCapture capture(spec_.size.cols);
-    RerunCommand rerun{options_.shell, request.command, cwd, spec_.env};
-    auto keep = [&](std::string_view bytes) { capture.append(bytes); };
-    if (terminal_.modes) {
-        outcome.exit_code = rerun_on_terminal(rerun, terminal_.fd, *terminal_.modes, keep);
-    } else {
-        outcome.exit_code = rerun_without_terminal(rerun, [&](std::string_view bytes) {
-            if (io.on_output) io.on_output(bytes);
-            keep(bytes);
-        });
-    }
+    RerunCommand rerun{options_.shell, request.command, entry.cwd, spec_.env};
+    // Only a user at a terminal can approve (why_nobody_is_asked), so there is one here.
+    outcome.exit_code = rerun_on_terminal(rerun, terminal_.fd, *terminal_.modes,
+                                          [&](std::string_view bytes) { capture.append(bytes); });
     outcome.output = capture.text();
     audit_.append_rerun_exit(entry, outcome.exit_code);
     return outcome;

@@ -62,9 +62,10 @@ public:
 
 private:
     std::string why_nobody_is_asked(const CommandRequest& request) const;
-    CommandOutcome run_on_host(const CommandRequest& request, const std::string& cwd,
-                               Decision decision, std::vector<Refusal> refusals,
-                               const CommandIo& io);
+    // Writes the offer's audit line; when it cannot, says so, and nothing may run outside.
+    bool audit_written(const AuditEntry& entry) const;
+    // Runs the command outside the sandbox once its audit line is on disk.
+    CommandOutcome run_on_host(const CommandRequest& request, const AuditEntry& entry);
 
     Sandbox& sandbox_;
     const SandboxSpec& spec_;

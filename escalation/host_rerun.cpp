@@ -1,6 +1,5 @@
 #include "escalation/host_rerun.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -10,21 +9,12 @@
 #include <optional>
 
 #include "pty/pty.h"
-#include "pty/unique_fd.h"
+#include "pty/fd_io.h"
 #include "sandbox/spawn.h"
 
 namespace caretz {
 
 namespace {
-
-void write_all(int fd, std::string_view data) {
-    while (!data.empty()) {
-        ssize_t n = ::write(fd, data.data(), data.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
-        data.remove_prefix(static_cast<size_t>(n));
-    }
-}
 
 struct ExecArgs {
     std::vector<std::string> argv_storage;
@@ -114,30 +104,6 @@ int rerun_on_terminal(const RerunCommand& cmd, int tty_fd, TerminalModes& modes,
     give_terminal(tty_fd, ::getpgrp());
     modes.enter_raw();
     return status;
-}
-
-int rerun_without_terminal(const RerunCommand& cmd,
-                           const std::function<void(std::string_view)>& on_output) {
-    int out[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) return 127;
-    UniqueFd out_read(out[0]), out_write(out[1]);
-    UniqueFd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-    ExecArgs args(cmd);
-    pid_t pid = ::fork();
-    if (pid == 0) {
-        reset_signals_for_exec();
-        ::setsid();
-        ::dup2(null_in.get(), STDIN_FILENO);
-        ::dup2(out_write.get(), STDOUT_FILENO);
-        ::dup2(out_write.get(), STDERR_FILENO);
-        ::close_range(3, ~0U, 0);
-        if (::chdir(cmd.cwd.c_str()) != 0) ::_exit(126);
-        ::execve(args.argv[0], args.argv.data(), args.envp.data());
-        ::_exit(127);
-    }
-    out_write.reset();
-    if (pid < 0) return 127;
-    return copy_until_exit(pid, out_read.get(), on_output);
 }
 
 }  // namespace caretz

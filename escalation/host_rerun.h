@@ -25,9 +25,4 @@ struct RerunCommand {
 int rerun_on_terminal(const RerunCommand& cmd, int tty_fd, TerminalModes& modes,
                       const std::function<void(std::string_view)>& on_output);
 
-// Runs an approved command outside the sandbox where there is no terminal (ACP, scripts): a
-// new session with no controlling terminal and stdin from /dev/null, so sudo cannot ask.
-int rerun_without_terminal(const RerunCommand& cmd,
-                           const std::function<void(std::string_view)>& on_output);
-
 }  // namespace caretz

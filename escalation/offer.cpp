@@ -7,18 +7,11 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "pty/fd_io.h"
+
 namespace caretz {
 
 namespace {
-
-void write_all(int fd, std::string_view data) {
-    while (!data.empty()) {
-        ssize_t n = ::write(fd, data.data(), data.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
-        data.remove_prefix(static_cast<size_t>(n));
-    }
-}
 
 // Decodes one UTF-8 character at `i`; returns its code point and length (1 for a bad byte).
 std::pair<char32_t, size_t> decode_utf8(std::string_view s, size_t i) {

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "pty/fd_io.h"
+
 namespace caretz {
 
 namespace {
@@ -40,23 +42,13 @@ int set_modes(int fd, const termios& modes) {
     return result;
 }
 
-void write_all(int fd, const char* data, size_t size) {
-    while (size > 0) {
-        ssize_t n = ::write(fd, data, size);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
-        data += n;
-        size -= static_cast<size_t>(n);
-    }
-}
-
 // Async-signal-safe: tcsetattr and write only.
 void restore_from_exit_state() {
     if (!g_exit_state.armed) return;
     int saved_errno = errno;
     set_modes(g_exit_state.fd, g_exit_state.saved);
     if (g_exit_state.raw) {
-        write_all(g_exit_state.fd, kVisibleStateReset, sizeof kVisibleStateReset - 1);
+        write_all(g_exit_state.fd, std::string_view(kVisibleStateReset, sizeof kVisibleStateReset - 1));
     }
     g_exit_state.raw = 0;
     errno = saved_errno;
@@ -108,7 +100,7 @@ void TerminalModes::enter_raw() {
 
 void TerminalModes::restore() noexcept {
     set_modes(fd_, saved_);
-    if (raw_) write_all(fd_, kVisibleStateReset, sizeof kVisibleStateReset - 1);
+    if (raw_) write_all(fd_, std::string_view(kVisibleStateReset, sizeof kVisibleStateReset - 1));
     raw_ = false;
     if (handlers_installed_) g_exit_state.raw = 0;
 }
