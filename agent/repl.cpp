@@ -6,9 +6,16 @@
 #include <atomic>
 #include <cstdio>
 #include <iostream>
+#include <iterator>
 
+#include "agent/agent.h"
+#include "agent/command_runner.h"
 #include "agent/line_editor.h"
+#include "agent/model_client.h"
+#include "agent/tool_result.h"
+#include "agent/transcript.h"
 #include "escalation/offer.h"
+#include "pty/fd_io.h"
 #include "pty/terminal_modes.h"
 
 namespace caretz {
@@ -17,115 +24,173 @@ namespace {
 
 std::atomic<bool> window_resized{false};
 
-void on_sigwinch(int) { window_resized = true; }
+void on_sigwinch(int) {
+    window_resized = true;
+}
 
-void write_all(int fd, std::string_view data) {
-    while (!data.empty()) {
-        ssize_t n = ::write(fd, data.data(), data.size());
-        if (n <= 0) return;
-        data.remove_prefix(static_cast<size_t>(n));
+std::optional<WindowSize> take_resize() {
+    if (!window_resized.exchange(false)) return std::nullopt;
+    try {
+        return window_size(STDOUT_FILENO);
+    } catch (const std::exception&) {
+        return std::nullopt;
     }
 }
 
-constexpr const char* kNoModel =
-    "caretz: no model is configured yet, so only !COMMAND lines run (in the sandbox).\n"
-    "Type /help for the commands.\n";
-
 constexpr const char* kHelp =
+    "TEXT         ask the model; Ctrl-C stops its turn and the command it runs\n"
     "!COMMAND     run COMMAND in the sandbox session (cd, exports and functions persist)\n"
+    "/plan        plan mode on or off: a read-only sandbox, nothing runs outside it\n"
     "/allowances  commands you allowed outside the sandbox for this session\n"
+    "/jobs        the model's background jobs\n"
     "/help        this text\n"
     "/quit        leave Caretz (Ctrl-D too)\n";
 
-// The REPL's state: the sandbox (started at the first command) and where output goes.
+nlohmann::json transcript_header(const ReplConfig& config) {
+    return {{"session_id", config.pipeline.session_id},
+            {"provider", config.model.provider == Provider::anthropic ? "anthropic" : "openai"},
+            {"model", config.model.model},
+            {"base_url", config.model.base_url},
+            {"cwd", config.sandbox.cwd}};
+}
+
+// One Caretz session: its sandboxes, the model, the transcript and the main agent. Lines come
+// in from whichever front end runs it.
 class Repl {
 public:
-    Repl(const ReplConfig& config, TerminalModes* modes)
-        : config_(config), modes_(modes), interactive_(modes != nullptr) {}
+    Repl(const ReplConfig& config, TerminalModes* modes, ViewTargets view)
+        : config_(config),
+          interactive_(modes != nullptr),
+          plan_mode_(config.plan_mode),
+          commands_(config.sandbox, config.fresh_per_command, config.pipeline,
+                    UserTerminal{interactive_ ? STDIN_FILENO : -1, modes}),
+          model_(config.model),
+          transcript_(config.transcript_path, transcript_header(config)),
+          services_{model_,
+                    commands_,
+                    transcript_,
+                    PromptFacts{config.sandbox.cwd, config.sandbox.shell, false, false,
+                                !config.fresh_per_command},
+                    interactive_ ? STDIN_FILENO : -1,
+                    take_resize},
+          agent_(services_, TurnView(view), Agent::Kind::main, "main") {}
 
     // Handles one line; false when the user asked to leave.
     bool handle(const std::string& line) {
-        if (line.empty()) return true;
+        if (line.find_first_not_of(" \t") == std::string::npos) return true;
         if (line == "/quit" || line == "/exit") return false;
         if (line == "/help") {
             say(kHelp);
         } else if (line == "/allowances") {
             list_allowances();
+        } else if (line == "/plan") {
+            toggle_plan_mode();
+        } else if (line == "/jobs") {
+            list_jobs();
+        } else if (line[0] == '/' && line.find(' ') == std::string::npos &&
+                   line.find('/', 1) == std::string::npos) {
+            say("caretz: there is no command " + shown_escaped(line) + "; /help lists them\n");
         } else if (line[0] == '!') {
             run_user_command(line.substr(1));
         } else {
-            say(kNoModel);
+            prompt(line);
         }
         return true;
     }
 
+    // Runs one turn of the model on `text`.
+    TurnOutcome prompt(const std::string& text) {
+        TurnOutcome outcome;
+        if (std::string problem = missing_key_problem(config_.model); !problem.empty()) {
+            outcome.error = problem;
+            say("caretz: " + problem + "\n");
+        } else {
+            TurnInterrupt interrupt(interactive_ ? STDIN_FILENO : -1);
+            outcome = agent_.run_turn(text, plan_mode_, interrupt);
+        }
+        if (!outcome.ok()) failed_turns_ = true;
+        warn_about_transcript();
+        return outcome;
+    }
+
+    bool plan_mode() const { return plan_mode_; }
+    bool failed_turns() const { return failed_turns_; }
+
 private:
-    void say(std::string_view text) { write_all(interactive_ ? STDOUT_FILENO : STDERR_FILENO, text); }
+    void say(std::string_view text) {
+        write_all(interactive_ ? STDOUT_FILENO : STDERR_FILENO, text);
+    }
+
+    void warn_about_transcript() {
+        if (transcript_warned_ || transcript_.problem().empty()) return;
+        transcript_warned_ = true;
+        say("caretz: " + transcript_.problem() + "\n");
+    }
+
+    void toggle_plan_mode() {
+        plan_mode_ = !plan_mode_;
+        say(plan_mode_ ? "Plan mode is on: commands run in a read-only sandbox, and nothing runs "
+                         "outside it.\n"
+                       : "Plan mode is off.\n");
+    }
 
     void list_allowances() {
-        auto list = allowances_.list();
+        auto list = commands_.allowances().list();
         if (list.empty()) say("No command is allowed outside the sandbox in this session.\n");
         for (const auto& command : list) say("  " + shown_escaped(command) + "\n");
     }
 
+    void list_jobs() {
+        auto jobs = commands_.jobs();
+        if (jobs.empty()) say("No background jobs in this session.\n");
+        for (const auto& [id, command] : jobs) {
+            std::string state = "gone";
+            try {
+                if (auto report = commands_.job_report(id, false)) state = job_state_text(*report);
+            } catch (const SandboxStartError& e) {
+                state = e.what();
+            }
+            say("  " + std::to_string(id) + "  " + state + "  " + shown_escaped(command) + "\n");
+        }
+    }
+
     void run_user_command(const std::string& command) {
         if (command.find_first_not_of(" \t") == std::string::npos) return;
+        CommandIo io;
+        io.input_fd = interactive_ ? STDIN_FILENO : -1;
+        io.stdin_from_terminal = interactive_;
+        io.on_output = [](std::string_view bytes) { write_all(STDOUT_FILENO, bytes); };
+        io.take_resize = take_resize;
         try {
-            if (!sandbox_) {
-                spec_ = current_spec();
-                sandbox_ = open_sandbox(spec_, config_.fresh_per_command);
-                pipeline_ = std::make_unique<CommandPipeline>(
-                    *sandbox_, spec_, config_.pipeline, allowances_,
-                    UserTerminal{interactive_ ? STDIN_FILENO : -1, modes_});
-            }
-            CommandIo io;
-            io.input_fd = interactive_ ? STDIN_FILENO : -1;
-            io.stdin_from_terminal = interactive_;
-            io.on_output = [](std::string_view bytes) { write_all(STDOUT_FILENO, bytes); };
-            io.take_resize = [this]() { return take_resize(); };
             CommandOutcome result =
-                pipeline_->run(CommandRequest{command, CommandSource::user, config_.plan_mode}, io);
+                commands_.run(CommandRequest{command, CommandSource::user, plan_mode_}, io);
+            transcript_.record({{"type", "user_command"},
+                                {"command", command},
+                                {"ran", result.ran_on_host ? "host" : "sandbox"},
+                                {"exit_code", result.exit_code},
+                                {"plan_mode", plan_mode_}});
             if (result.shell_exited) {
                 say("caretz: the command ended the session shell (status " +
-                    std::to_string(result.exit_code) +
-                    "); the next command starts a fresh one\n");
+                    std::to_string(result.exit_code) + "); the next command starts a fresh one\n");
             } else if (interactive_ && result.exit_code != 0) {
                 say("[exit " + std::to_string(result.exit_code) + "]\n");
             }
         } catch (const SandboxStartError& e) {
-            pipeline_.reset();
-            sandbox_.reset();
             say(std::string("caretz: ") + e.what() + "\n");
         }
-    }
-
-    SandboxSpec current_spec() const {
-        SandboxSpec spec = config_.sandbox;
-        if (interactive_) {
-            try {
-                spec.size = window_size(STDOUT_FILENO);
-            } catch (const std::exception&) {
-            }
-        }
-        return spec;
-    }
-
-    std::optional<WindowSize> take_resize() {
-        if (!window_resized.exchange(false)) return std::nullopt;
-        try {
-            return window_size(STDOUT_FILENO);
-        } catch (const std::exception&) {
-            return std::nullopt;
-        }
+        warn_about_transcript();
     }
 
     const ReplConfig& config_;
-    TerminalModes* modes_;
     bool interactive_;
-    SandboxSpec spec_;
-    SessionAllowances allowances_;
-    std::unique_ptr<Sandbox> sandbox_;
-    std::unique_ptr<CommandPipeline> pipeline_;
+    bool plan_mode_;
+    CommandRunner commands_;
+    ModelClient model_;
+    Transcript transcript_;
+    AgentServices services_;
+    Agent agent_;
+    bool failed_turns_ = false;
+    bool transcript_warned_ = false;
 };
 
 int run_interactive(const ReplConfig& config) {
@@ -136,7 +201,7 @@ int run_interactive(const ReplConfig& config) {
     ::sigaction(SIGWINCH, &sa, nullptr);
     modes.enter_raw();
 
-    Repl repl(config, &modes);
+    Repl repl(config, &modes, ViewTargets{STDOUT_FILENO, STDOUT_FILENO, STDOUT_FILENO, ""});
     LineEditor editor(STDIN_FILENO, STDOUT_FILENO, [] {
         try {
             return static_cast<int>(window_size(STDOUT_FILENO).cols);
@@ -144,9 +209,16 @@ int run_interactive(const ReplConfig& config) {
             return 80;
         }
     });
-    write_all(STDOUT_FILENO, "Caretz: commands run in a sandbox. Type /help for help.\n");
+    write_all(STDOUT_FILENO, "Caretz: commands run in a sandbox; model " + config.model.model +
+                                 ". Type /help for help.\n");
+    auto prompt_text = [&] { return repl.plan_mode() ? "caretz (plan)> " : "caretz> "; };
+    if (!config.first_prompt.empty()) {
+        write_all(STDOUT_FILENO, prompt_text() + shown_escaped(config.first_prompt) + "\n");
+        editor.add_history(config.first_prompt);
+        repl.prompt(config.first_prompt);
+    }
     while (true) {
-        LineResult r = editor.read_line("caretz> ");
+        LineResult r = editor.read_line(prompt_text());
         if (r.kind == LineResult::eof) break;
         if (r.kind == LineResult::interrupted) continue;
         if (!r.text.empty()) editor.add_history(r.text);
@@ -156,18 +228,38 @@ int run_interactive(const ReplConfig& config) {
 }
 
 int run_script(const ReplConfig& config) {
-    Repl repl(config, nullptr);
+    Repl repl(config, nullptr, ViewTargets{STDOUT_FILENO, STDERR_FILENO, STDERR_FILENO, ""});
     std::string line;
     while (std::getline(std::cin, line)) {
         if (!repl.handle(line)) break;
     }
+    return repl.failed_turns() ? 1 : 0;
+}
+
+// --print: one prompt to the end, nobody asked, the final answer alone on stdout.
+int run_print(const ReplConfig& config) {
+    std::string prompt = config.first_prompt;
+    if (prompt.empty())
+        prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    if (prompt.find_first_not_of(" \t\r\n") == std::string::npos) {
+        std::fputs("caretz: --print needs a prompt: -p PROMPT, or the prompt on stdin\n", stderr);
+        return 2;
+    }
+    Repl repl(config, nullptr, ViewTargets{-1, STDERR_FILENO, STDERR_FILENO, ""});
+    TurnOutcome outcome = repl.prompt(prompt);
+    if (!outcome.ok()) return 1;
+    std::string answer = outcome.answer;
+    if (answer.empty() || answer.back() != '\n') answer += '\n';
+    write_all(STDOUT_FILENO, answer);
     return 0;
 }
 
 }  // namespace
 
 int run_repl(const ReplConfig& config) {
-    if (::isatty(STDIN_FILENO) && ::isatty(STDOUT_FILENO)) return run_interactive(config);
+    const bool terminal = ::isatty(STDIN_FILENO) && ::isatty(STDOUT_FILENO);
+    if (config.print || (!terminal && !config.first_prompt.empty())) return run_print(config);
+    if (terminal) return run_interactive(config);
     return run_script(config);
 }
 

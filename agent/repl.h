@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "agent/model_settings.h"
 #include "escalation/command_pipeline.h"
 #include "sandbox/sandbox.h"
 
@@ -10,13 +11,21 @@ namespace caretz {
 struct ReplConfig {
     SandboxSpec sandbox;
     bool fresh_per_command = false;  // --no-session
-    bool plan_mode = false;
+    bool plan_mode = false;          // --plan; /plan toggles it
     CommandPipeline::Options pipeline;
+    ModelSettings model;
+    std::string first_prompt;     // -p
+    bool print = false;           // --print
+    std::string transcript_path;  // the session's transcript file
 };
 
-// The interactive loop: `!COMMAND` runs in the sandbox with its output live on the terminal.
-// On a terminal it has a prompt with line editing and history; with stdin not a terminal it
-// reads lines and runs the `!` ones without prompts. Returns Caretz's exit status.
+// Caretz's session. On a terminal: a prompt with line editing and history, where text goes to
+// the model (its answer streams live), `!COMMAND` runs a command in the sandbox, `/plan`,
+// `/allowances`, `/jobs`, `/help` and `/quit` do what /help says, Ctrl-C stops the current
+// turn and Ctrl-D leaves; `-p` gives the first prompt. With `--print`, or `-p` without a
+// terminal: runs the one prompt to the end, prints the final answer on stdout and never asks.
+// With stdin not a terminal and no prompt: reads lines and handles each as typed. Returns
+// Caretz's exit status.
 int run_repl(const ReplConfig& config);
 
 }  // namespace caretz

@@ -1,12 +1,14 @@
 #include <cstdio>
 #include <string_view>
 
+#include "agent/model_settings.h"
+#include "agent/repl.h"
+#include "agent/transcript.h"
 #include "app/command_line.h"
 #include "app/config.h"
 #include "app/exec_command.h"
 #include "app/sandbox_spec.h"
 #include "app/user_context.h"
-#include "agent/repl.h"
 #include "sandbox/session_supervisor.h"
 
 using namespace caretz;
@@ -17,9 +19,8 @@ namespace {
 std::optional<Settings> load_settings(const CommandLine& cl) {
     try {
         const bool explicit_file = cl.config_file.has_value();
-        std::string path = explicit_file
-                               ? *cl.config_file
-                               : config_dir(current_user_context().home) + "/config.json";
+        std::string path = explicit_file ? *cl.config_file
+                                         : config_dir(current_user_context().home) + "/config.json";
         ConfigFile config = load_config(path, explicit_file);
         std::optional<ConfigLayer> profile;
         if (cl.profile) profile = find_profile(config, *cl.profile);
@@ -55,5 +56,10 @@ int main(int argc, char** argv) {
     repl.fresh_per_command = cl.no_session;
     repl.plan_mode = cl.plan;
     repl.pipeline = pipeline_options(*settings, user);
+    repl.model = resolve_model_settings(ModelFlags{cl.provider, cl.model, cl.base_url}, user.env);
+    repl.first_prompt = cl.prompt;
+    repl.print = cl.print;
+    repl.transcript_path =
+        Transcript::sessions_dir(user.home) + "/" + repl.pipeline.session_id + ".jsonl";
     return run_repl(repl);
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -27,6 +28,9 @@ struct CommandIo {
     // model's: its stdin is /dev/null and only Ctrl-C and Ctrl-\ reach it.
     bool stdin_from_terminal = false;
     std::function<void(std::string_view)> on_output;
+    // Called when Ctrl-C or Ctrl-\ is passed on to a command whose stdin is not the terminal,
+    // so whoever started the command (a model's turn) can stop too.
+    std::function<void()> on_interrupt_key;
     // Polled when a signal interrupts the wait: a new window size to pass on, if any.
     std::function<std::optional<WindowSize>()> take_resize;
 };
@@ -37,6 +41,34 @@ struct SandboxResult {
     bool shell_exited = false;  // the command ended the session shell; a fresh one follows
 };
 
+// What a background job has come to so far.
+struct JobReport {
+    enum class State { running, exited, killed };
+    State state = State::running;
+    int status = 0;            // the exit code, or the signal that ended it
+    std::string output_head;   // the first bytes the job wrote (stdout and stderr)
+    std::string output_tail;   // the last bytes, when there were more than the head holds
+    uint64_t output_bytes = 0; // everything it wrote, including what lies between
+};
+
+// Background jobs: commands that run in the sandbox without a terminal while other commands
+// go on, with their output kept in a file in the sandbox's private /tmp. Nobody is ever asked
+// about them, so they run in the sandbox only.
+class BackgroundJobs {
+public:
+    virtual ~BackgroundJobs() = default;
+    // Starts `$SHELL -c command` where the session's commands are (its cwd) and returns the
+    // job's id. Throws SandboxStartError when the sandbox is gone or the job cannot start.
+    virtual int start(const std::string& command) = 0;
+    // The job's state and output; nullopt for an id that was never started.
+    virtual std::optional<JobReport> report(int id) = 0;
+    // The job's state without its output; nullopt for an unknown id.
+    virtual std::optional<JobReport> status(int id) = 0;
+    // Ends the job's process group (SIGTERM, then SIGKILL if it lingers); false for an id
+    // that is unknown or no longer running.
+    virtual bool kill(int id) = 0;
+};
+
 // Runs commands in the sandbox: one long-lived session, or a fresh sandbox per command.
 class Sandbox {
 public:
@@ -44,6 +76,9 @@ public:
     virtual SandboxResult run(const std::string& command, const CommandIo& io) = 0;
     virtual void resize(WindowSize) {}
     virtual std::string cwd() const = 0;
+    // The session's background jobs; nullptr for a fresh sandbox per command, which has no
+    // process that outlives a command.
+    virtual BackgroundJobs* background_jobs() { return nullptr; }
 };
 
 struct SandboxSpec {

@@ -5,13 +5,13 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
-#include <thread>
+#include <utility>
 
 #include "sandbox/preflight.h"
 #include "sandbox/fresh_sandbox.h"
@@ -25,11 +25,15 @@ namespace {
 constexpr int kStatusFd = 4;
 constexpr const char* kSupervisorPath = "/tmp/.caretz/caretz";
 
-std::string own_executable() {
-    char buf[PATH_MAX];
-    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0) throw SandboxStartError("cannot find Caretz's own executable");
-    return std::string(buf, static_cast<size_t>(n));
+// The running binary itself, by descriptor: bwrap binds it into the sandbox through
+// /proc/self/fd, so the supervisor is exactly this build even if the file on disk was
+// replaced (an upgrade) after Caretz started.
+constexpr int kExecutableFd = 5;
+
+UniqueFd open_own_executable() {
+    UniqueFd fd(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) throw SandboxStartError("cannot open Caretz's own executable");
+    return fd;
 }
 
 // Blocks until bwrap reports that the sandboxed process started, or returns bwrap's
@@ -71,6 +75,12 @@ public:
         if (session_.phase_ == Phase::running && io_ && io_->on_output) io_->on_output(bytes);
     }
     void on_prompt_end() override {
+        if (session_.phase_ == Phase::sent) {
+            // A Ctrl-C that reached the shell before it ran the typed line: the shell drew a
+            // new prompt and the command never started.
+            if (result_) result_->exit_code = 130;
+            session_.phase_ = Phase::idle;
+        }
         if (session_.phase_ == Phase::starting || session_.phase_ == Phase::finishing)
             session_.phase_ = Phase::idle;
     }
@@ -96,7 +106,8 @@ SandboxSession::SandboxSession(const SandboxPolicy& policy, const Environment& e
     if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
     std::vector<std::string> argv = sandbox_argv(policy, cwd, {kSupervisorPath, "__supervise"});
     argv.insert(argv.end() - 3, {"--json-status-fd", std::to_string(kStatusFd), "--ro-bind",
-                                 own_executable(), kSupervisorPath});
+                                 "/proc/self/fd/" + std::to_string(kExecutableFd),
+                                 kSupervisorPath});
 
     int sockets[2], status[2], errors[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0 ||
@@ -108,13 +119,15 @@ SandboxSession::SandboxSession(const SandboxPolicy& policy, const Environment& e
     status_.reset(status[0]);
     UniqueFd child_end(sockets[1]), status_write(status[1]), errors_write(errors[1]);
     UniqueFd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    UniqueFd executable = open_own_executable();
 
     bwrap_pid_ = spawn_process(argv, env,
                                {{null_in.get(), STDIN_FILENO},
                                 {errors_write.get(), STDOUT_FILENO},
                                 {errors_write.get(), STDERR_FILENO},
                                 {child_end.get(), kSupervisorControlFd},
-                                {status_write.get(), kStatusFd}},
+                                {status_write.get(), kStatusFd},
+                                {executable.get(), kExecutableFd}},
                                true);
     if (bwrap_pid_ < 0) throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));
     child_end.reset();
@@ -136,11 +149,16 @@ SandboxSession::SandboxSession(const SandboxPolicy& policy, const Environment& e
 SandboxSession::~SandboxSession() {
     control_.reset();  // the supervisor sees EOF and ends, and with it the sandbox
     if (bwrap_pid_ <= 0) return;
-    for (int i = 0; i < 100; ++i) {
-        int status;
-        if (::waitpid(bwrap_pid_, &status, WNOHANG) == bwrap_pid_) return;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    // Wait for bwrap on a pidfd, so the usual quick exit costs no polling sleep; a sandbox
+    // that is still there after a second is killed.
+    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, bwrap_pid_, 0)));
+    if (pidfd.valid()) {
+        pollfd p{pidfd.get(), POLLIN, 0};
+        while (::poll(&p, 1, 1000) < 0 && errno == EINTR) {
+        }
     }
+    int status;
+    if (::waitpid(bwrap_pid_, &status, WNOHANG) == bwrap_pid_) return;
     ::kill(bwrap_pid_, SIGKILL);
     wait_for_exit(bwrap_pid_);
 }
@@ -159,6 +177,10 @@ void SandboxSession::restart_shell() {
 
 SandboxResult SandboxSession::run(const std::string& command, const CommandIo& io) {
     SandboxResult result;
+    // The window may have changed while no command ran (the REPL was waiting for a line).
+    if (io.take_resize) {
+        if (auto size = io.take_resize()) resize(*size);
+    }
     if (!shell_alive_) restart_shell();
     wait_until_ready(io, result);
     if (result.shell_exited) return result;
@@ -207,6 +229,8 @@ bool SandboxSession::pump(const CommandIo& io, SandboxResult& result) {
         while (auto m = reader_.next()) {
             if (m->type == Frame::output) {
                 marks_->feed(m->payload, events);
+            } else if (m->type == Frame::job_reply) {
+                job_reply_ = std::move(m->payload);
             } else if (m->type == Frame::shell_exited) {
                 marks_->flush(events);
                 if (phase_ != Phase::finishing) result.exit_code = std::atoi(m->payload.c_str());
@@ -231,7 +255,46 @@ void SandboxSession::forward_input(const CommandIo& io) {
             if (c == '\x03' || c == '\x1c') signals += c;
         keys = signals;
     }
-    if (!keys.empty()) send_frame(control_.get(), Frame::input, keys);
+    if (keys.empty()) return;
+    send_frame(control_.get(), Frame::input, keys);
+    if (!io.stdin_from_terminal && io.on_interrupt_key) io.on_interrupt_key();
+}
+
+std::string SandboxSession::ask_supervisor(Frame type, const std::string& payload) {
+    job_reply_.reset();
+    if (!send_frame(control_.get(), type, payload))
+        throw SandboxStartError("the sandbox session ended unexpectedly");
+    CommandIo quiet;
+    SandboxResult ignored;
+    while (!job_reply_) {
+        if (!pump(quiet, ignored))
+            throw SandboxStartError("the sandbox session ended unexpectedly");
+    }
+    return *std::exchange(job_reply_, std::nullopt);
+}
+
+int SandboxSession::start(const std::string& command) {
+    int id = ++last_job_id_;
+    std::string reply =
+        ask_supervisor(Frame::job_start, std::to_string(id) + '\0' + cwd_ + '\0' + command);
+    if (reply != kJobOk) {
+        const std::string prefix = "error ";
+        throw SandboxStartError("the background job could not start: " +
+                                (reply.starts_with(prefix) ? reply.substr(prefix.size()) : reply));
+    }
+    return id;
+}
+
+std::optional<JobReport> SandboxSession::report(int id) {
+    return decode_job_report(ask_supervisor(Frame::job_output, std::to_string(id)));
+}
+
+std::optional<JobReport> SandboxSession::status(int id) {
+    return decode_job_report(ask_supervisor(Frame::job_status, std::to_string(id)));
+}
+
+bool SandboxSession::kill(int id) {
+    return ask_supervisor(Frame::job_kill, std::to_string(id)) == kJobOk;
 }
 
 }  // namespace caretz

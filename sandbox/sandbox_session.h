@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "pty/mark_parser.h"
@@ -14,8 +15,9 @@
 namespace caretz {
 
 // One long-lived sandbox per Caretz session (session mode): a bwrap running the session
-// supervisor, whose shell keeps its state (cwd, variables, functions) between commands.
-class SandboxSession : public Sandbox {
+// supervisor, whose shell keeps its state (cwd, variables, functions) between commands, and
+// which runs the session's background jobs.
+class SandboxSession : public Sandbox, public BackgroundJobs {
 public:
     // Starts the sandbox and its shell; throws SandboxStartError when bwrap cannot start.
     SandboxSession(const SandboxPolicy& policy, const Environment& env, const std::string& shell,
@@ -27,6 +29,12 @@ public:
     SandboxResult run(const std::string& command, const CommandIo& io) override;
     void resize(WindowSize size) override;
     std::string cwd() const override { return cwd_; }
+    BackgroundJobs* background_jobs() override { return this; }
+
+    int start(const std::string& command) override;
+    std::optional<JobReport> report(int id) override;
+    std::optional<JobReport> status(int id) override;
+    bool kill(int id) override;
 
 private:
     class Events;
@@ -36,6 +44,8 @@ private:
     bool pump(const CommandIo& io, SandboxResult& result);
     void forward_input(const CommandIo& io);
     void restart_shell();
+    // Sends a job request and waits for the supervisor's answer.
+    std::string ask_supervisor(Frame type, const std::string& payload);
 
     pid_t bwrap_pid_ = -1;
     UniqueFd control_;
@@ -50,6 +60,8 @@ private:
     Phase phase_ = Phase::starting;
     bool shell_alive_ = false;
     bool input_closed_ = false;
+    std::optional<std::string> job_reply_;
+    int last_job_id_ = 0;
 };
 
 }  // namespace caretz

@@ -7,14 +7,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hooks/shell_launch.h"
 #include "pty/pty.h"
+#include "pty/unique_fd.h"
 #include "sandbox/environment.h"
 #include "sandbox/spawn.h"
 #include "sandbox/supervisor_protocol.h"
@@ -56,6 +62,146 @@ void write_to_pty(int master, std::string_view data) {
     }
 }
 
+// Starts a background job: stdin /dev/null, stdout and stderr to `out_fd`, in `cwd` (else
+// home), leading a process group of its own so job_kill reaches what it started.
+pid_t spawn_job(std::vector<std::string> argv, int out_fd, const std::string& cwd,
+                const std::string& home) {
+    UniqueFd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    std::vector<std::string> envs = environment_strings(current_environment());
+    std::vector<char*> c_env, c_argv;
+    for (auto& e : envs) c_env.push_back(e.data());
+    c_env.push_back(nullptr);
+    for (auto& a : argv) c_argv.push_back(a.data());
+    c_argv.push_back(nullptr);
+
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        reset_signals_for_exec();
+        ::setpgid(0, 0);
+        ::dup2(null_in.get(), STDIN_FILENO);
+        ::dup2(out_fd, STDOUT_FILENO);
+        ::dup2(out_fd, STDERR_FILENO);
+        if (::chdir(cwd.c_str()) != 0 && ::chdir(home.c_str()) != 0) ::chdir("/");
+        ::execve(c_argv[0], c_argv.data(), c_env.data());
+        ::_exit(127);
+    }
+    // Set from both sides, so a kill right after the start reaches the group.
+    if (pid > 0) ::setpgid(pid, pid);
+    return pid;
+}
+
+// The session's background jobs: each runs `$SHELL -c COMMAND` in its own process group,
+// with no terminal (the supervisor has none), its output going to a file in the private /tmp.
+class JobRunner {
+public:
+    static constexpr size_t kHeadBytes = 16 * 1024;
+    static constexpr size_t kTailBytes = 16 * 1024;
+    // How long a job may take to end after SIGTERM before it gets SIGKILL.
+    static constexpr std::chrono::seconds kKillGrace{2};
+
+    // Payload: id \0 cwd \0 command.
+    std::string start(const std::string& payload, const std::string& shell,
+                      const std::string& home) {
+        auto parts = split_payload(payload);
+        if (parts.size() != 3 || shell.empty()) return "error malformed job request";
+        std::string path = std::string(kRuntimeDir) + "/job." + parts[0] + ".out";
+        UniqueFd out(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+        if (!out.valid()) return "error cannot create " + path;
+        pid_t pid = spawn_job({shell, "-c", parts[2]}, out.get(), parts[1], home);
+        if (pid < 0) return "error cannot fork";
+        jobs_[std::atoi(parts[0].c_str())] = Job{pid, path, {}, {}};
+        return std::string(kJobOk);
+    }
+
+    std::string report(const std::string& payload, bool with_output) const {
+        auto it = jobs_.find(std::atoi(payload.c_str()));
+        if (it == jobs_.end()) return std::string(kJobUnknown);
+        JobReport report = it->second.report;
+        if (with_output) read_output(it->second.output_path, report);
+        return encode_job_report(report);
+    }
+
+    std::string kill(const std::string& payload) {
+        auto it = jobs_.find(std::atoi(payload.c_str()));
+        if (it == jobs_.end()) return std::string(kJobUnknown);
+        Job& job = it->second;
+        if (job.report.state != JobReport::State::running) return std::string(kJobNotRunning);
+        ::kill(-job.pid, SIGTERM);
+        job.kill_deadline = std::chrono::steady_clock::now() + kKillGrace;
+        return std::string(kJobOk);
+    }
+
+    // Records the end of a job; false when `pid` is not one.
+    bool reaped(pid_t pid, int wait_status) {
+        for (auto& [id, job] : jobs_) {
+            if (job.pid != pid || job.report.state != JobReport::State::running) continue;
+            if (WIFSIGNALED(wait_status)) {
+                job.report.state = JobReport::State::killed;
+                job.report.status = WTERMSIG(wait_status);
+            } else {
+                job.report.state = JobReport::State::exited;
+                job.report.status = WEXITSTATUS(wait_status);
+            }
+            job.kill_deadline.reset();
+            return true;
+        }
+        return false;
+    }
+
+    // Milliseconds until the next job that ignored SIGTERM is due its SIGKILL; -1 for none.
+    int next_deadline_ms() const {
+        int wait = -1;
+        auto now = std::chrono::steady_clock::now();
+        for (const auto& [id, job] : jobs_) {
+            if (!job.kill_deadline) continue;
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                *job.kill_deadline - now);
+            int ms = std::max(0, static_cast<int>(left.count()));
+            wait = wait < 0 ? ms : std::min(wait, ms);
+        }
+        return wait;
+    }
+
+    void kill_lingering() {
+        auto now = std::chrono::steady_clock::now();
+        for (auto& [id, job] : jobs_) {
+            if (!job.kill_deadline || *job.kill_deadline > now) continue;
+            ::kill(-job.pid, SIGKILL);
+            job.kill_deadline.reset();
+        }
+    }
+
+private:
+    struct Job {
+        pid_t pid;
+        std::string output_path;
+        JobReport report;
+        std::optional<std::chrono::steady_clock::time_point> kill_deadline;
+    };
+
+    static void read_output(const std::string& path, JobReport& report) {
+        UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        struct stat st {};
+        if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return;
+        auto size = static_cast<uint64_t>(st.st_size);
+        report.output_bytes = size;
+        report.output_head = read_at(fd.get(), 0, std::min<uint64_t>(size, kHeadBytes));
+        if (size > kHeadBytes) {
+            uint64_t tail = std::min<uint64_t>(size - kHeadBytes, kTailBytes);
+            report.output_tail = read_at(fd.get(), size - tail, tail);
+        }
+    }
+
+    static std::string read_at(int fd, uint64_t offset, uint64_t length) {
+        std::string data(length, '\0');
+        ssize_t n = ::pread(fd, data.data(), length, static_cast<off_t>(offset));
+        data.resize(n > 0 ? static_cast<size_t>(n) : 0);
+        return data;
+    }
+
+    std::map<int, Job> jobs_;
+};
+
 // What every fresh shell of this session starts with; set by the first frame.
 struct SessionSetup {
     std::string nonce;
@@ -72,12 +218,16 @@ public:
             pollfd fds[3] = {{control_, POLLIN, 0},
                              {pty_ && !master_closed_ ? pty_->master() : -1, POLLIN, 0},
                              {sigchld_pipe[0], POLLIN, 0}};
-            if (::poll(fds, 3, -1) < 0) {
+            if (::poll(fds, 3, jobs_.next_deadline_ms()) < 0) {
                 if (errno == EINTR) continue;
                 return 1;
             }
+            jobs_.kill_lingering();
             if (fds[2].revents & POLLIN) reap();
-            if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) relay_output();
+            // Reaping may have reported the shell's end and dropped its PTY: the readiness
+            // seen for the old master must not be applied to whatever comes next.
+            if (pty_ && fds[1].fd == pty_->master() && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
+                relay_output();
             if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
                 if (!reader_.read_from(control_)) return 0;  // Caretz is gone
                 while (auto m = reader_.next()) handle(*m);
@@ -94,29 +244,35 @@ private:
                 break;
             case Frame::run: run(m.payload); break;
             case Frame::resize: resize(m.payload); break;
+            case Frame::job_start:
+                reply(jobs_.start(m.payload, setup_.shell, setup_.home));
+                break;
+            case Frame::job_output: reply(jobs_.report(m.payload, true)); break;
+            case Frame::job_status: reply(jobs_.report(m.payload, false)); break;
+            case Frame::job_kill: reply(jobs_.kill(m.payload)); break;
             default: break;
         }
     }
+
+    void reply(const std::string& payload) { send_frame(control_, Frame::job_reply, payload); }
 
     // Payload: nonce \0 shell \0 home \0 cwd for the first start, then just the cwd.
     void start_shell(const std::string& payload) {
         std::string cwd = payload;
         if (setup_.nonce.empty()) {
-            std::vector<std::string> parts;
-            size_t start = 0;
-            for (size_t end; (end = payload.find('\0', start)) != std::string::npos; start = end + 1)
-                parts.push_back(payload.substr(start, end - start));
-            parts.push_back(payload.substr(start));
+            std::vector<std::string> parts = split_payload(payload);
             if (parts.size() != 4) return;
             setup_ = {parts[0], parts[1], parts[2]};
             cwd = parts[3];
         }
         pty_.emplace(Pty::open(size_));
+        master_closed_ = false;
         ::fcntl(pty_->master(), F_SETFL, ::fcntl(pty_->master(), F_GETFL) | O_NONBLOCK);
         ShellLaunch launch = shell_launch(setup_.shell, std::string(kRuntimeDir) + "/hooks",
                                           setup_.nonce, setup_.home);
         for (const auto& [path, content] : launch.files) {
-            ::mkdir(path.substr(0, path.rfind('/')).c_str(), 0700);
+            std::error_code ignored;
+            std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
             write_file(path, content);
         }
         Environment env = current_environment();
@@ -177,6 +333,7 @@ private:
         int status;
         pid_t pid;
         while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+            if (jobs_.reaped(pid, status)) continue;
             if (pid == shell_pid_) {
                 shell_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
                 shell_pid_ = -1;
@@ -200,6 +357,7 @@ private:
     int control_;
     FrameReader reader_;
     SessionSetup setup_;
+    JobRunner jobs_;
     std::optional<Pty> pty_;
     WindowSize size_;
     pid_t shell_pid_ = -1;
@@ -211,6 +369,8 @@ private:
 }  // namespace
 
 int run_session_supervisor() {
+    // Whatever else bwrap handed down (its status pipe, the binary) is not the shell's.
+    ::close_range(kSupervisorControlFd + 1, ~0U, 0);
     if (::pipe2(sigchld_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return 1;
     struct sigaction sa {};
     sa.sa_handler = on_sigchld;
@@ -220,6 +380,7 @@ int run_session_supervisor() {
     ::mkdir(kRuntimeDir, 0700);
     // The control socket must not leak into the shell: a command could forge frames.
     ::fcntl(kSupervisorControlFd, F_SETFD, FD_CLOEXEC);
+
     Supervisor supervisor(kSupervisorControlFd);
     return supervisor.loop();
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 
 namespace caretz {
 
@@ -32,6 +33,44 @@ bool send_frame(int fd, Frame type, std::string_view payload) {
     std::string frame(header, kHeader);
     frame.append(payload);
     return write_fully(fd, frame.data(), frame.size());
+}
+
+std::string encode_job_report(const JobReport& report) {
+    // "STATE STATUS BYTES HEADLEN\n", then the head, then the tail.
+    std::string text = std::to_string(static_cast<int>(report.state)) + " " +
+                       std::to_string(report.status) + " " + std::to_string(report.output_bytes) +
+                       " " + std::to_string(report.output_head.size()) + "\n";
+    return text + report.output_head + report.output_tail;
+}
+
+std::optional<JobReport> decode_job_report(std::string_view payload) {
+    auto newline = payload.find('\n');
+    if (newline == std::string_view::npos) return std::nullopt;
+    int state = -1;
+    int status = 0;
+    unsigned long long bytes = 0;
+    size_t head = 0;
+    std::string header(payload.substr(0, newline));
+    if (std::sscanf(header.c_str(), "%d %d %llu %zu", &state, &status, &bytes, &head) != 4 ||
+        state < 0 || state > static_cast<int>(JobReport::State::killed) ||
+        head > payload.size() - newline - 1)
+        return std::nullopt;
+    JobReport report;
+    report.state = static_cast<JobReport::State>(state);
+    report.status = status;
+    report.output_bytes = bytes;
+    report.output_head = std::string(payload.substr(newline + 1, head));
+    report.output_tail = std::string(payload.substr(newline + 1 + head));
+    return report;
+}
+
+std::vector<std::string> split_payload(std::string_view payload) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    for (size_t end; (end = payload.find('\0', start)) != std::string_view::npos; start = end + 1)
+        parts.emplace_back(payload.substr(start, end - start));
+    parts.emplace_back(payload.substr(start));
+    return parts;
 }
 
 bool FrameReader::read_from(int fd) {

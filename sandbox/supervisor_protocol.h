@@ -4,6 +4,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "sandbox/sandbox.h"
 
 namespace caretz {
 
@@ -17,7 +20,26 @@ enum class Frame : char {
                          //   /dev/null) followed by the command text
     resize = 'W',        // Caretz -> supervisor: "ROWSxCOLS"
     restart = 'S',       // Caretz -> supervisor: start a fresh shell in the payload's cwd
+    job_start = 'B',     // Caretz -> supervisor: "ID\0CWD\0COMMAND": run `$SHELL -c COMMAND`
+                         //   in the background, output to a file in the private /tmp
+    job_output = 'P',    // Caretz -> supervisor: "ID": the job's state and output
+    job_status = 'Q',    // Caretz -> supervisor: "ID": the job's state only
+    job_kill = 'K',      // Caretz -> supervisor: "ID": end the job's process group
+    job_reply = 'J',     // supervisor -> Caretz: the answer to the job request before it
 };
+
+// Answers to job requests (payloads of Frame::job_reply).
+inline constexpr std::string_view kJobOk = "ok";
+inline constexpr std::string_view kJobUnknown = "unknown";
+inline constexpr std::string_view kJobNotRunning = "not running";
+
+// A job report as a job_reply payload, and back; decoding anything else (kJobUnknown, a
+// malformed payload) gives nullopt.
+std::string encode_job_report(const JobReport& report);
+std::optional<JobReport> decode_job_report(std::string_view payload);
+
+// The parts of a payload separated by NUL bytes.
+std::vector<std::string> split_payload(std::string_view payload);
 
 // Writes one frame; false when the peer is gone.
 bool send_frame(int fd, Frame type, std::string_view payload);

@@ -1,0 +1,122 @@
+#include "agent/anthropic_api.h"
+
+#include "agent/model_error.h"
+
+namespace caretz {
+
+namespace {
+
+using nlohmann::json;
+
+// The content blocks a message becomes; empty text is left out, since the API refuses it.
+json content_blocks(const Message& m) {
+    json blocks = json::array();
+    if (m.role == Message::Role::tool) {
+        blocks.push_back(
+            {{"type", "tool_result"}, {"tool_use_id", m.tool_call_id}, {"content", m.text}});
+        return blocks;
+    }
+    if (!m.text.empty()) blocks.push_back({{"type", "text"}, {"text", m.text}});
+    for (const auto& call : m.tool_calls) {
+        blocks.push_back({{"type", "tool_use"},
+                          {"id", call.id},
+                          {"name", call.name},
+                          {"input", arguments_object(call.arguments)}});
+    }
+    return blocks;
+}
+
+std::string string_at(const json& object, const char* key) {
+    return object.contains(key) && object[key].is_string() ? object[key].get<std::string>() : "";
+}
+
+}  // namespace
+
+json anthropic_request(const std::string& model, const std::string& system,
+                       const Conversation& conversation, const std::vector<ToolSpec>& tools,
+                       int max_tokens) {
+    json messages = json::array();
+    for (const auto& m : conversation) {
+        json blocks = content_blocks(m);
+        if (blocks.empty()) continue;
+        std::string role = m.role == Message::Role::assistant ? "assistant" : "user";
+        if (!messages.empty() && messages.back()["role"] == role) {
+            for (auto& b : blocks) messages.back()["content"].push_back(std::move(b));
+        } else {
+            messages.push_back({{"role", role}, {"content", std::move(blocks)}});
+        }
+    }
+    json tool_list = json::array();
+    for (const auto& t : tools) {
+        tool_list.push_back(
+            {{"name", t.name}, {"description", t.description}, {"input_schema", t.parameters}});
+    }
+    return {{"model", model},   {"max_tokens", max_tokens}, {"stream", true},
+            {"system", system}, {"messages", messages},     {"tools", tool_list}};
+}
+
+void AnthropicStream::feed(const SseEvent& event) {
+    json e = json::parse(event.data, nullptr, false);
+    if (e.is_discarded() || !e.is_object())
+        throw ModelError("the model API sent a stream event that is not a JSON object: " +
+                         event.data.substr(0, 200));
+    std::string type = string_at(e, "type");
+    if (type == "error") {
+        const json& error = e.contains("error") && e["error"].is_object() ? e["error"] : e;
+        throw ModelError("the model API reported: " + string_at(error, "message") + " (" +
+                         string_at(error, "type") + ")");
+    }
+    if (type == "content_block_start") {
+        start_block(e);
+    } else if (type == "content_block_delta") {
+        take_delta(e);
+    } else if (type == "message_stop") {
+        stopped_ = true;
+    }
+}
+
+void AnthropicStream::start_block(const json& event) {
+    if (!event.contains("content_block") || !event["content_block"].is_object()) return;
+    const json& block = event["content_block"];
+    int index = event.value("index", 0);
+    std::string type = string_at(block, "type");
+    if (type == "tool_use") {
+        ToolBlock& tool = tools_[index];
+        tool.call.id = string_at(block, "id");
+        tool.call.name = string_at(block, "name");
+        if (block.contains("input") && block["input"].is_object() && !block["input"].empty())
+            tool.input_at_start = block["input"].dump();
+    } else if (type == "text") {
+        std::string text = string_at(block, "text");
+        text_ += text;
+        if (on_text_ && !text.empty()) on_text_(text);
+    }
+}
+
+void AnthropicStream::take_delta(const json& event) {
+    if (!event.contains("delta") || !event["delta"].is_object()) return;
+    const json& delta = event["delta"];
+    std::string type = string_at(delta, "type");
+    if (type == "text_delta") {
+        std::string text = string_at(delta, "text");
+        text_ += text;
+        if (on_text_ && !text.empty()) on_text_(text);
+    } else if (type == "input_json_delta") {
+        auto it = tools_.find(event.value("index", 0));
+        if (it != tools_.end()) it->second.call.arguments += string_at(delta, "partial_json");
+    }
+}
+
+AssistantReply AnthropicStream::reply() const {
+    AssistantReply reply{text_, {}};
+    for (const auto& [index, tool] : tools_) {
+        ToolCall call = tool.call;
+        if (call.arguments.empty())
+            call.arguments = tool.input_at_start.empty() ? "{}" : tool.input_at_start;
+        if (call.id.empty()) call.id = "toolu_" + std::to_string(index);
+        reply.tool_calls.push_back(std::move(call));
+    }
+    return reply;
+}
+
+}  // namespace caretz

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace caretz {
+
+// A tool call as the model wrote it.
+struct ToolCall {
+    std::string id;
+    std::string name;
+    std::string arguments;  // JSON text, exactly as streamed; it may not be valid JSON
+
+    bool operator==(const ToolCall&) const = default;
+};
+
+// What the model answered in one request: text, tool calls, or both.
+struct AssistantReply {
+    std::string text;
+    std::vector<ToolCall> tool_calls;
+};
+
+// One entry of a conversation, in a form both providers' APIs can be built from.
+struct Message {
+    enum class Role { user, assistant, tool };
+    Role role = Role::user;
+    std::string text;                  // the user's text, the model's text, or a tool's result
+    std::vector<ToolCall> tool_calls;  // assistant messages only
+    std::string tool_call_id;          // tool messages only: the call this result answers
+};
+
+using Conversation = std::vector<Message>;
+
+// A tool offered to the model: its JSON Schema parameters.
+struct ToolSpec {
+    std::string name;
+    std::string description;
+    nlohmann::json parameters;
+};
+
+// The arguments as a JSON object: what the model wrote, or {} when that was not an object.
+// Requests carry this form, because servers that render their own chat templates reject
+// history with invalid arguments.
+nlohmann::json arguments_object(const std::string& arguments);
+
+}  // namespace caretz

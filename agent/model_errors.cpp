@@ -1,0 +1,64 @@
+#include "agent/model_errors.h"
+
+#include <nlohmann/json.hpp>
+
+namespace caretz {
+
+namespace {
+
+std::string one_line(std::string text) {
+    auto newline = text.find_first_of("\r\n");
+    if (newline != std::string::npos) text.resize(newline);
+    if (text.size() > 300) text = text.substr(0, 297) + "...";
+    return text;
+}
+
+std::string json_message(const nlohmann::json& body) {
+    if (!body.is_object()) return "";
+    if (body.contains("error")) {
+        const auto& e = body["error"];
+        if (e.is_string()) return e.get<std::string>();
+        if (e.is_object() && e.contains("message") && e["message"].is_string())
+            return e["message"].get<std::string>();
+    }
+    if (body.contains("message") && body["message"].is_string())
+        return body["message"].get<std::string>();
+    return "";
+}
+
+}  // namespace
+
+std::string api_error_message(const std::string& body) {
+    auto parsed = nlohmann::json::parse(body, nullptr, false);
+    std::string message = parsed.is_discarded() ? "" : json_message(parsed);
+    if (message.empty()) {
+        auto start = body.find_first_not_of(" \t\r\n");
+        message = start == std::string::npos ? "" : body.substr(start);
+    }
+    return one_line(message);
+}
+
+std::string http_failure_message(const ModelSettings& settings, long status,
+                                 const std::string& body, int attempts) {
+    std::string said = api_error_message(body);
+    std::string code = "HTTP " + std::to_string(status) + (said.empty() ? "" : ": " + said);
+    std::string tries = std::to_string(attempts) + (attempts == 1 ? " attempt" : " attempts");
+    if (status == 401 || status == 403) {
+        if (settings.api_key.empty())
+            return "the model API at " + settings.base_url + " wants an API key (" + code +
+                   "); set " + settings.key_variables;
+        return "the model API at " + settings.base_url + " rejected the API key (" + code +
+               "); check " + settings.key_variables;
+    }
+    if (status == 404)
+        return "the model API at " + settings.base_url + " has no such endpoint or model (" + code +
+               "); check --base-url and --model (now " + settings.model + ")";
+    if (status == 429)
+        return "the model API is still limiting requests after " + tries + " (" + code +
+               "); try again later";
+    if (status >= 500)
+        return "the model API failed after " + tries + " (" + code + "); try again later";
+    return "the model API refused the request (" + code + ")";
+}
+
+}  // namespace caretz

@@ -1,0 +1,58 @@
+#include "agent/transcript.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+
+#include "escalation/audit_log.h"
+
+namespace caretz {
+
+namespace {
+
+std::string now_utc() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+}  // namespace
+
+std::string Transcript::sessions_dir(const std::string& home) {
+    // Beside the audit log, in Caretz's state folder.
+    return std::filesystem::path(AuditLog::default_path(home)).parent_path() / "sessions";
+}
+
+void Transcript::record(nlohmann::json entry) {
+    if (!started_) {
+        started_ = true;
+        std::error_code ignored;
+        std::filesystem::path dir = std::filesystem::path(path_).parent_path();
+        std::filesystem::create_directories(dir, ignored);
+        std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ignored);
+        header_["type"] = "session";
+        append_line(header_);
+    }
+    append_line(entry);
+}
+
+void Transcript::append_line(const nlohmann::json& fields) {
+    nlohmann::json entry = fields;
+    entry["time"] = now_utc();
+    std::string line = entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    ssize_t written = fd < 0 ? -1 : ::write(fd, line.data(), line.size());
+    int error = errno;
+    if (fd >= 0) ::close(fd);
+    if (written != static_cast<ssize_t>(line.size()) && problem_.empty())
+        problem_ = "cannot write the transcript " + path_ + ": " + std::strerror(error);
+}
+
+}  // namespace caretz

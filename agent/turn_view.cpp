@@ -1,0 +1,106 @@
+#include "agent/turn_view.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "escalation/offer.h"
+#include "pty/fd_io.h"
+
+namespace caretz {
+
+namespace {
+
+constexpr const char* kDim = "\x1b[2m";
+constexpr const char* kPlain = "\x1b[0m";
+
+// The length of the UTF-8 sequence that `lead` starts; 1 for anything else.
+size_t sequence_length(unsigned char lead) {
+    if ((lead >> 5) == 6) return 2;
+    if ((lead >> 4) == 14) return 3;
+    if ((lead >> 3) == 30) return 4;
+    return 1;
+}
+
+}  // namespace
+
+std::string TerminalTextFilter::feed(std::string_view text) {
+    std::string input = pending_ + std::string(text);
+    pending_.clear();
+    std::string out;
+    char buf[8];
+    for (size_t i = 0; i < input.size();) {
+        auto c = static_cast<unsigned char>(input[i]);
+        if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) {
+            out += static_cast<char>(c);
+            ++i;
+            continue;
+        }
+        if (c < 0x20 || c == 0x7f) {
+            std::snprintf(buf, sizeof buf, "^%c", c == 0x7f ? '?' : c + '@');
+            out += buf;
+            ++i;
+            continue;
+        }
+        size_t len = sequence_length(c);
+        if (i + len > input.size()) {
+            pending_ = input.substr(i);
+            break;
+        }
+        // C1 controls (U+0080..U+009F) act as escape sequences on some terminals.
+        auto second = static_cast<unsigned char>(input[i + 1 < input.size() ? i + 1 : i]);
+        if (len == 2 && c == 0xC2 && second < 0xA0) {
+            out += shown_escaped(input.substr(i, 2));
+        } else {
+            out += input.substr(i, len);
+        }
+        i += len;
+    }
+    return out;
+}
+
+TurnView::TurnView(ViewTargets targets)
+    : targets_(std::move(targets)),
+      styled_(targets_.activity_fd >= 0 && ::isatty(targets_.activity_fd)) {}
+
+void TurnView::write(int fd, std::string_view bytes) {
+    if (fd < 0 || bytes.empty()) return;
+    write_all(fd, bytes);
+    mid_line_[fd] = bytes.back() != '\n';
+}
+
+void TurnView::start_line(int fd) {
+    if (fd >= 0 && mid_line_[fd]) write(fd, "\n");
+}
+
+void TurnView::answer(std::string_view text) {
+    write(targets_.answer_fd, filter_.feed(text));
+}
+
+void TurnView::end_answer() {
+    start_line(targets_.answer_fd);
+}
+
+void TurnView::activity(const std::string& line) {
+    start_line(targets_.activity_fd);
+    std::string text = targets_.prefix + line;
+    write(targets_.activity_fd, styled_ ? kDim + text + kPlain + "\n" : text + "\n");
+}
+
+void TurnView::command_output(std::string_view bytes) {
+    write(targets_.output_fd, bytes);
+}
+
+void TurnView::notice(const std::string& line) {
+    start_line(targets_.activity_fd);
+    write(targets_.activity_fd, "caretz: " + targets_.prefix + line + "\n");
+}
+
+TurnView TurnView::for_subagent(int number) const {
+    ViewTargets sub = targets_;
+    sub.answer_fd = -1;
+    sub.prefix = targets_.prefix + "[subagent " + std::to_string(number) + "] ";
+    return TurnView(sub);
+}
+
+}  // namespace caretz

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Ctrl-C stops the current turn, wherever it is (a running command, a streaming answer, a
+# retry's wait), without leaving Caretz; the next prompt works and the model hears what
+# happened. Ctrl-D leaves.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/agent_lib.sh"
+ws=$(new_workspace)
+trap 'agent_cleanup; rm -rf "$ws"' EXIT
+
+start_model "$(
+    cat <<'EOF'
+[
+  {"tool_calls": [{"name": "shell", "arguments": {"command": "echo sleeping; sleep 31"}},
+                  {"name": "shell", "arguments": {"command": "touch second-ran"}}]},
+  {"text": "AFTER-SLEEP"},
+  {"text": "streaming...", "hang": 30},
+  {"status": 429, "retry_after": "30"},
+  {"text": "LAST-ANSWER"}
+]
+EOF
+)"
+model_env openai
+tmux_caretz /bin/bash "$ws"
+wait_for_prompt
+keys C-c
+sleep 0.3
+check "Ctrl-C at an empty prompt does not leave Caretz" wait_for_prompt
+
+type_line "run the long command"
+check_screen "the model's command runs" "sleeping"
+start=$SECONDS
+keys C-c
+check_screen "Ctrl-C during a command stops the turn" "caretz: stopped (Ctrl-C)" 5
+check "... at once" test $((SECONDS - start)) -lt 5
+check "... and the prompt is back" wait_for_prompt
+check "... the command was stopped" test -z "$(pgrep -u "$E2E_USER" -f 'sleep 31')"
+check "... the turn's next tool call did not run" test ! -e "$ws/second-ran"
+check "... and the model was not asked again" test "$(request_count)" -eq 1
+
+type_line "go on"
+check_screen "the next prompt gets an answer" "AFTER-SLEEP"
+results=$(tool_results 2)
+check "the model hears that the user stopped the command" \
+    contains "$results" "exit status: 130 (the user stopped the command with Ctrl-C)"
+check "... and that the rest was not run" contains "$results" "not run: the user stopped the turn with Ctrl-C"
+
+type_line "stream something"
+check_screen "the answer streams" "streaming..."
+start=$SECONDS
+keys C-c
+check "Ctrl-C while the answer streams stops the turn" wait_for_count "caretz: stopped (Ctrl-C)" 2 5
+check "... at once" test $((SECONDS - start)) -lt 5
+check "... and the prompt is back" wait_for_prompt
+
+type_line "try once more"
+check_screen "a retry's wait is shown" "trying again in 30 s"
+start=$SECONDS
+keys C-c
+check "Ctrl-C during a retry's wait stops the turn at once" wait_for_count "caretz: stopped (Ctrl-C)" 3 5
+check "... without waiting the 30 s" test $((SECONDS - start)) -lt 5
+
+type_line "last one"
+check_screen "the session still answers" "LAST-ANSWER"
+check "the model saw the text that streamed before Ctrl-C" contains "$(sed -n 5p "$REQUESTS")" "streaming..."
+keys C-d
+check_screen "Ctrl-D leaves Caretz" "CARETZ-EXITED 0"
+
+finish

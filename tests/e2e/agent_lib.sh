@@ -1,0 +1,128 @@
+# Helpers for the agent's end-to-end tests (sourced after lib.sh): a scripted model server
+# (model_server.py), Caretz in tmux as the test user, and what the model was sent.
+
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+MODEL_SERVER=$E2E_DIR/model_server.py
+# The key Caretz sends the model API. No command may ever see it.
+API_KEY=sk-e2e-Secret-Key-8675309
+AGENT_TMP=$(mktemp -d /tmp/caretz-agent-e2e.XXXXXX)
+chmod 0755 "$AGENT_TMP"
+TMUX_SOCKET=caretz-agent-e2e-$$
+MODEL_PID=
+REQUESTS=$AGENT_TMP/requests.jsonl
+
+agent_cleanup() {
+    tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null
+    stop_model
+    rm -rf "$AGENT_TMP"
+}
+
+# start_model SCRIPT_JSON: serves the turns of SCRIPT_JSON; sets MODEL_URL (base, no /v1).
+start_model() {
+    stop_model
+    printf '%s' "$1" >"$AGENT_TMP/script.json"
+    rm -f "$AGENT_TMP/port"
+    python3 "$MODEL_SERVER" serve "$AGENT_TMP/script.json" "$AGENT_TMP/port" "$REQUESTS" &
+    MODEL_PID=$!
+    for _ in $(seq 100); do
+        [[ -s $AGENT_TMP/port ]] && break
+        sleep 0.05
+    done
+    MODEL_URL=http://127.0.0.1:$(cat "$AGENT_TMP/port")
+}
+
+stop_model() {
+    if [[ -n $MODEL_PID ]]; then
+        kill "$MODEL_PID" 2>/dev/null
+        wait "$MODEL_PID" 2>/dev/null
+    fi
+    MODEL_PID=
+}
+
+# model_env PROVIDER: E2E_ENV for Caretz talking to the scripted model in that format.
+model_env() {
+    local base=$MODEL_URL/v1
+    E2E_ENV=(CARETZ_BASE_URL="$base" CARETZ_API_KEY="$API_KEY" CARETZ_MODEL=e2e-model)
+    [[ $1 == anthropic ]] && E2E_ENV+=(ANTHROPIC_API_KEY="$API_KEY")
+}
+
+# What the model was sent: the last tool result of request N, all of its tool results,
+# the first user text of request N, the system prompt of request N, all requests, how many came.
+tool_result() { python3 "$MODEL_SERVER" tool-result "$REQUESTS" "$1"; }
+tool_results() { python3 "$MODEL_SERVER" tool-results "$REQUESTS" "$1"; }
+first_user() { python3 "$MODEL_SERVER" first-user "$REQUESTS" "$1"; }
+system_of() { python3 "$MODEL_SERVER" system "$REQUESTS" "$1"; }
+request_count() { python3 "$MODEL_SERVER" count "$REQUESTS"; }
+all_requests() { cat "$REQUESTS"; }
+
+# tmux_caretz SHELL DIR ARGS...: starts Caretz as the test user in a 120x40 tmux window. When
+# Caretz ends, the window shows "CARETZ-EXITED <status>".
+tmux_caretz() {
+    local shell=$1 dir=$2
+    shift 2
+    local runner=$AGENT_TMP/run-caretz.sh
+    {
+        echo "source '$E2E_DIR/lib.sh'"
+        printf 'E2E_ENV=(%s)\n' "$(printf '%q ' "${E2E_ENV[@]}")"
+        printf 'as_user %q %q %q' "$shell" "$dir" "$E2E_BIN"
+        for arg in "$@"; do printf ' %q' "$arg"; done
+        echo
+        echo 'echo "CARETZ-EXITED $?"'
+        echo 'sleep 600'
+    } >"$runner"
+    tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null
+    tmux -L "$TMUX_SOCKET" new-session -d -x 120 -y 40 "bash $runner"
+}
+
+screen() { tmux -L "$TMUX_SOCKET" capture-pane -p -S -500; }
+
+# wait_for_screen TEXT [SECONDS]: true once TEXT is on the screen (scrollback included).
+wait_for_screen() {
+    local deadline=$((SECONDS + ${2:-15}))
+    while ((SECONDS < deadline)); do
+        [[ $(screen) == *"$1"* ]] && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# wait_for_count TEXT N [SECONDS]: true once TEXT is on the screen at least N times.
+wait_for_count() {
+    local deadline=$((SECONDS + ${3:-15}))
+    while ((SECONDS < deadline)); do
+        (($(screen | grep -cF -- "$1") >= $2)) && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# wait_for_prompt [PROMPT] [SECONDS]: true once the screen's last line is an empty prompt
+# ("caretz>" unless given; tmux drops the trailing space).
+wait_for_prompt() {
+    local deadline=$((SECONDS + ${2:-15}))
+    while ((SECONDS < deadline)); do
+        [[ $(screen | grep -v '^$' | tail -1) == "${1:-caretz>}" ]] && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# type_line TEXT: types TEXT into Caretz's prompt and presses Enter.
+type_line() {
+    tmux -L "$TMUX_SOCKET" send-keys -l -- "$1"
+    tmux -L "$TMUX_SOCKET" send-keys Enter
+}
+
+keys() { tmux -L "$TMUX_SOCKET" send-keys "$@"; }
+
+# A folder on the host that the test user may write but the sandbox may not.
+new_outside_dir() { runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/outside.XXXXXX"; }
+
+# check_screen NAME TEXT [SECONDS]: passes when TEXT shows up on the screen in time.
+check_screen() {
+    if wait_for_screen "$2" "${3:-15}"; then
+        pass "$1"
+    else
+        fail "$1" "\"$2\" did not appear; the screen:" "$(screen | grep -v '^$' | tail -25)"
+    fi
+}

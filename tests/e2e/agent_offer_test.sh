@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The model's refused command reaches the user as the offer, in tmux, with the model API
+# speaking the format given as $1 (openai or anthropic). Deny gives the model exactly the
+# sandboxed result and never a word about the offer; Allow once reruns the command on the host
+# and the model's next request starts the result with the outside-the-sandbox note; the rerun
+# never sees Caretz's API key; the transcript says what ran where.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/agent_lib.sh"
+PROVIDER=$1
+ws=$(new_workspace)
+out=$(new_outside_dir)
+trap 'agent_cleanup; rm -rf "$ws" "$out"' EXIT
+
+start_model "$(
+    cat <<EOF
+[
+  {"text": "Trying it.", "tool_calls": [{"name": "shell", "arguments": {"command": "touch $out/denied"}}]},
+  {"text": "ANSWER-ONE: no luck."},
+  {"tool_calls": [{"name": "shell", "arguments": {"command": "touch $out/allowed"}}]},
+  {"text": "ANSWER-TWO: created."},
+  {"tool_calls": [{"name": "shell", "arguments": {"command": "env; touch $out/env"}}]},
+  {"text": "ANSWER-THREE: listed."}
+]
+EOF
+)"
+model_env "$PROVIDER"
+tmux_caretz /bin/bash "$ws" --provider "$PROVIDER" --ask-sandbox-off -p "make the denied file"
+
+check_screen "-p sends the first prompt; the model's text streams to the screen" "Trying it."
+check_screen "the refused command opens the offer" "The sandbox refused this command"
+check "... naming the refused path" contains "$(screen)" "write: $out/denied"
+check "... and waiting for a choice" contains "$(screen)" "choice>"
+keys Enter
+check_screen "Enter denies, and the turn goes on to the model's answer" "ANSWER-ONE"
+check "nothing ran outside: the file does not exist" test ! -e "$out/denied"
+expected="exit status: 1
+touch: cannot touch '$out/denied': Read-only file system"
+check "after Deny the model gets exactly the sandboxed result" test "$(tool_result 2)" == "$expected"
+# Requests 1-3: everything the model was sent before any approval, the next turn included.
+for word in OUTSIDE "outside the sandbox" offer deny Deny approv decision refus; do
+    check "nothing sent to the model mentions the offer (\"$word\")" \
+        not_contains "$(all_requests | head -3)" "$word"
+done
+check "-p on a terminal stays interactive: the prompt is back" wait_for_prompt
+
+type_line "make the allowed file"
+check_screen "the second refusal opens the offer too" "write: $out/allowed"
+keys o
+check_screen "o allows once and the turn goes on" "ANSWER-TWO"
+check "the command ran on the host: the file exists" test -e "$out/allowed"
+result=$(tool_result 4)
+check "the next request's tool result starts with the outside-the-sandbox note" \
+    contains "$(head -1 <<<"$result")" "ran OUTSIDE the sandbox"
+check "... then the host run's exit status" test "$(sed -n 2p <<<"$result")" == "exit status: 0"
+
+type_line "show the environment"
+check_screen "a refused env offers too" "write: $out/env"
+keys o
+check_screen "the env rerun finishes" "ANSWER-THREE"
+result=$(tool_result 6)
+check "the rerun ran env on the host (its output is in the result)" contains "$result" "HOME=$E2E_HOME"
+check "CARETZ_API_KEY never reaches the rerun's environment" not_contains "$result" "$API_KEY"
+check "... nor the file it wrote" not_contains "$(cat "$out/env")" "$API_KEY"
+
+type_line "/allowances"
+check_screen "/allowances lists none after Allow once" "No command is allowed outside the sandbox"
+type_line "/quit"
+check_screen "/quit leaves Caretz with status 0" "CARETZ-EXITED 0"
+
+transcript=$(ls -t "$E2E_HOME"/.local/state/caretz/sessions/*.jsonl 2>/dev/null | head -1)
+check "a transcript was written under ~/.local/state/caretz/sessions" test -n "$transcript"
+lines=$(cat "$transcript" 2>/dev/null)
+check "the transcript records the sandboxed attempt after Deny" \
+    contains "$lines" "\"command\":\"touch $out/denied\",\"decision\":\"deny\""
+check "... and the approved run on the host" \
+    contains "$lines" "\"command\":\"touch $out/allowed\",\"decision\":\"allow_once\""
+check "... with where each ran" contains "$(grep -F "touch $out/allowed" <<<"$lines" | grep -F tool_result)" '"ran":"host"'
+check "... and the user's prompts" contains "$lines" '"text":"make the allowed file"'
+check "the transcript is readable by its owner only" test "$(stat -c %a "$transcript")" == 600
+
+finish
