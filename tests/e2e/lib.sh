@@ -4,7 +4,7 @@
 E2E_USER=caretz-e2e
 E2E_HOME=/home/$E2E_USER
 E2E_PASSWORD='e2e-Secret-4711'
-E2E_BIN=/opt/caretz-e2e/bin/caretz
+E2E_BIN=${E2E_BIN:-/opt/caretz-e2e/bin/caretz}  # ctest sets one per build tree
 
 passed=0
 failed=0
@@ -29,11 +29,12 @@ not_contains() { [[ "$1" != *"$2"* ]]; }
 contains_nocase() { [[ "${1,,}" == *"${2,,}"* ]]; }
 
 # as_user SHELL DIR COMMAND...: runs COMMAND as the test user in DIR, with SHELL as $SHELL
-# and a clean login-like environment. Extra environment: E2E_ENV (array of NAME=value).
+# and a clean login-like environment. Extra environment: E2E_ENV (array of NAME=value);
+# TEST_HOME replaces $HOME (a home of the test's own, for rc files).
 as_user() {
     local shell=$1 dir=$2
     shift 2
-    runuser -u "$E2E_USER" -- env -i HOME="$E2E_HOME" USER="$E2E_USER" LOGNAME="$E2E_USER" \
+    runuser -u "$E2E_USER" -- env -i HOME="${TEST_HOME:-$E2E_HOME}" USER="$E2E_USER" LOGNAME="$E2E_USER" \
         PATH=/usr/local/bin:/usr/bin:/bin SHELL="$shell" LANG=C.UTF-8 TERM=xterm-256color \
         "${E2E_ENV[@]}" bash -c 'cd "$1" && shift && exec "$@"' _ "$dir" "$@"
 }
@@ -44,6 +45,45 @@ caretz_as_user() {
     shift 2
     OUT=$(as_user "$shell" "$dir" "$E2E_BIN" "$@" 2>&1 </dev/null)
     RC=$?
+}
+
+# A fish user has already run fish interactively once: fish's own folders and universal
+# variables exist. Without them fish tries to write them on every start, and in the
+# read-only home of the sandbox it complains in the middle of command output.
+init_fish_home() {
+    runuser -u "$E2E_USER" -- env HOME="$1" script -qec 'fish -i' /dev/null <<<'exit' >/dev/null 2>&1
+}
+
+# The command line that starts Caretz as the test user in DIR with SHELL, for a tmux pane.
+user_command_line() {
+    local shell=$1 dir=$2
+    shift 2
+    printf 'runuser -u %s -- env -i HOME=%q USER=%s LOGNAME=%s PATH=/usr/local/bin:/usr/bin:/bin SHELL=%q LANG=C.UTF-8 TERM=screen-256color %s' \
+        "$E2E_USER" "${TEST_HOME:-$E2E_HOME}" "$E2E_USER" "$E2E_USER" "$shell" "${E2E_ENV[*]:-}"
+    printf ' bash -c %q' "cd $(printf %q "$dir") && $*"
+}
+
+# tmux on a socket of the test's own, so tests never touch each other's sessions.
+TMUX_SOCKET="caretz-e2e-$$"
+tmux_() { tmux -L "$TMUX_SOCKET" "$@"; }
+screen_text() { tmux_ capture-pane -p -t main -S -200; }
+
+# wait_for_screen TEXT [SECONDS]: waits until the pane shows TEXT; false on timeout.
+wait_for_screen() {
+    local text=$1 deadline=$((SECONDS + ${2:-10}))
+    while ((SECONDS < deadline)); do
+        [[ "$(screen_text)" == *"$text"* ]] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# start_pane COMMAND: a 120x40 tmux pane running COMMAND (as root; use user_command_line).
+start_pane() {
+    # A server that is still shutting down would take the new session down with it.
+    tmux_ kill-server 2>/dev/null && while tmux_ has-session 2>/dev/null; do sleep 0.05; done
+    sleep 0.2
+    tmux_ new-session -d -s main -x 120 -y 40 "$1"
 }
 
 # A fresh workspace folder in the test user's home; prints its path.

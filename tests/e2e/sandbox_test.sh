@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# caretz exec in a fresh sandbox (--no-session), as the unprivileged test user, with the
-# shell given as $1 (bash, zsh or fish) as $SHELL. Each check is something a user would see.
+# caretz exec as the unprivileged test user, with the shell given as $1 (bash, zsh or fish)
+# as $SHELL, in session mode ($2 = session) or a fresh sandbox per command ($2 = fresh).
+# Each check is something a user would see.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 SH=$(command -v "$1")
-MODE=(--no-session)
+MODE=()
+[[ "${2:-session}" == fresh ]] && MODE=(--no-session)
 
 ws=$(new_workspace)
 trap 'rm -rf "$ws" /tmp/caretz-e2e-host-probe-$$' EXIT

@@ -16,8 +16,7 @@ echo "$E2E_USER:$E2E_PASSWORD" | chpasswd
 echo "$E2E_USER ALL=(ALL:ALL) ALL" >/etc/sudoers.d/caretz-e2e
 chmod 0440 /etc/sudoers.d/caretz-e2e
 
-# A fish user has fish's own folders; fish warns on every start in a read-only home without.
-runuser -u "$E2E_USER" -- fish -c true
+init_fish_home "$E2E_HOME"
 
 install -d -m 0755 "$(dirname "$E2E_BIN")"
 install -m 0755 "$1" "$E2E_BIN"

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Session mode as the unprivileged test user with $1 (bash, zsh or fish) as $SHELL and a user
+# rc that sets its own prompt hook and nounset: shell state persists, exit statuses and output
+# boundaries are right, forged marks are just output, and nothing outlives Caretz.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+SHELL_NAME=$1
+SH=$(command -v "$SHELL_NAME")
+
+TEST_HOME=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/home.XXXXXX")
+ws="$TEST_HOME/ws"
+trap 'rm -rf "$TEST_HOME"' EXIT
+runuser -u "$E2E_USER" -- mkdir -p "$ws/sub"
+[[ $SHELL_NAME == fish ]] && init_fish_home "$TEST_HOME"
+case $SHELL_NAME in
+    bash) rc="$TEST_HOME/.bashrc" body='set -u
+PROMPT_COMMAND="echo user-hook >> /tmp/user-hook.log"
+alias ll="echo alias-from-rc"
+greet() { echo "hello from rc"; }' ;;
+    zsh) rc="$TEST_HOME/.zshrc" body='setopt nounset
+precmd() { echo user-hook >> /tmp/user-hook.log }
+alias ll="echo alias-from-rc"
+greet() { echo "hello from rc" }' ;;
+    fish) rc="$TEST_HOME/.config/fish/config.fish" body='function __user_hook --on-event fish_prompt
+    echo user-hook >> /tmp/user-hook.log
+end
+alias ll="echo alias-from-rc"
+function greet; echo "hello from rc"; end' ;;
+esac
+printf '%s\n' "$body" | runuser -u "$E2E_USER" -- tee -a "$rc" >/dev/null
+
+repl() { OUT=$(printf '%s\n' "$@" | as_user "$SH" "$ws" "$E2E_BIN" 2>&1); RC=$?; }
+
+if [[ $SHELL_NAME == fish ]]; then set_x='!set -gx X 42'; else set_x='!export X=42'; fi
+repl '!cd sub' '!pwd' "$set_x" '!echo "x=$X"' '!greet' '!ll' '!cat /tmp/user-hook.log'
+check "cd persists between commands" contains "$OUT" "$ws/sub"
+check "exported variables persist" contains "$OUT" "x=42"
+check "functions from the user's rc work" contains "$OUT" "hello from rc"
+check "aliases from the user's rc work" contains "$OUT" "alias-from-rc"
+check "the user's own prompt hook still runs" contains "$OUT" "user-hook"
+check "the REPL exits 0 at the end of its input" test "$RC" -eq 0
+
+caretz_as_user "$SH" "$ws" exec 'true'
+check "exit status 0" test "$RC" -eq 0
+caretz_as_user "$SH" "$ws" exec 'false'
+check "exit status 1" test "$RC" -eq 1
+caretz_as_user "$SH" "$ws" exec 'no-such-command-here'
+check "exit status 127 for a missing command" test "$RC" -eq 127
+
+caretz_as_user "$SH" "$ws" exec 'printf "\033]133;D;0\007"; echo after-forged-mark; false'
+check "a forged end mark without the nonce does not end the command early" \
+    contains "$OUT" "after-forged-mark"
+check "... and the real status still arrives" test "$RC" -eq 1
+caretz_as_user "$SH" "$ws" exec 'printf "\033]133;D;0;caretz=0123456789abcdef0123456789abcdef\007"; echo after-wrong-nonce'
+check "a mark with a wrong nonce is just output" contains "$OUT" "after-wrong-nonce"
+
+if [[ $SHELL_NAME == fish ]]; then
+    multi=$'set x 1\nif test $x = 1\n  echo "multi yes"\nend\necho \'single "quotes"\''
+else
+    multi=$'x=1\nif [ "$x" = 1 ]; then echo "multi yes"; fi\ncat <<EOF\nheredoc $x\nEOF\necho \'single "quotes"\''
+fi
+caretz_as_user "$SH" "$ws" exec "$multi"
+check "multi-line commands run" contains "$OUT" "multi yes"
+check "quotes survive" contains "$OUT" 'single "quotes"'
+[[ $SHELL_NAME != fish ]] && check "heredocs work" contains "$OUT" "heredoc 1"
+
+# fish's `exit` in a sourced file only leaves the file, so fish's shell is killed instead.
+if [[ $SHELL_NAME == fish ]]; then end_shell='!kill -9 $fish_pid'; else end_shell='!exit 3'; fi
+repl "$end_shell" '!echo fresh-shell-after-exit' '!pwd'
+check "a command that ends the shell gets a clear message" contains "$OUT" "ended the session shell"
+check "... and the next command gets a fresh shell" contains "$OUT" "fresh-shell-after-exit"
+
+lines=$(as_user "$SH" "$ws" "$E2E_BIN" exec 'head -c 50000000 /dev/zero | tr "\0" x | fold -w 100; echo' </dev/null | tr -d '\r' | wc -c)
+check "50 MB of output arrives whole" test "$lines" -eq 50500000
+
+marker="sleep 7$$"
+repl "!$marker &" '!echo started'
+sleep 0.5
+check "no process of the session survives Caretz" test -z "$(pgrep -u "$E2E_USER" -f "$marker")"
+pkill -u "$E2E_USER" -f "$marker"
+
+finish
