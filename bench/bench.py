@@ -1,0 +1,857 @@
+#!/usr/bin/python3
+"""Caretz benchmarks against its peers (DESIGN.md section 11). Started by bench/run.sh.
+
+Runs as an unprivileged user. Measures, in one run on one machine:
+  1. per-command overhead: `true` and `ls /usr` through a warm Caretz session, Caretz's
+     per-command modes, `codex sandbox`, `srt`, a bare `bwrap` start and no sandbox at all;
+  2. output throughput: 200 MB printed by a command through Caretz to a terminal that the bench
+     owns and drains (bench/ptyrun.c), against `script -q -c` and the command on a raw PTY;
+  3. detection cost: 1 GB of output with refusal lines spread through it, through Caretz, against
+     the raw command; the refusals found, the whole output on the terminal, Caretz's peak RSS.
+Writes results.json and RESULTS.md into --out.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import select
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+# ---------------------------------------------------------------------------------------------
+# Workloads
+
+PER_COMMAND = ["true", "ls /usr"]
+LINE = "=" * 99  # 99 '=' and a newline: 100 bytes a line; ptyrun counts the '=' that arrive
+
+
+def configure(throughput_bytes, detect_chunks, detect_chunk_bytes):
+    """Sets the workloads' sizes (smaller ones with --quick)."""
+    global THROUGHPUT_BYTES, THROUGHPUT_CMD, DETECT_CHUNKS, DETECT_CHUNK_BYTES, DETECT_CMD
+    global DETECT_PATHS
+    THROUGHPUT_BYTES = throughput_bytes
+    THROUGHPUT_CMD = f"yes {LINE} | head -c {THROUGHPUT_BYTES}"
+    DETECT_CHUNKS = detect_chunks
+    DETECT_CHUNK_BYTES = detect_chunk_bytes  # a refusal line after each chunk
+    DETECT_CMD = (
+        f"for i in $(seq 1 {DETECT_CHUNKS}); do yes {LINE} | head -c {DETECT_CHUNK_BYTES}; "
+        "printf \"touch: cannot touch '/etc/caretz-bench-%d': Read-only file system\\n\" $i >&2; "
+        "done; false"
+    )
+    DETECT_PATHS = [f"/etc/caretz-bench-{i}" for i in range(1, DETECT_CHUNKS + 1)]
+
+
+configure(200_000_000, 100, 10_000_000)  # 200 MB; 100 chunks of 10 MB = 1 GB
+
+
+def shown(cmd):
+    """A command shortened for the tables: the 99 '=' become LINE."""
+    return cmd.replace(LINE, "$LINE")
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+
+def log(*a):
+    print("bench:", *a, file=sys.stderr, flush=True)
+
+
+def percentile(values, p):
+    v = sorted(values)
+    if not v:
+        return float("nan")
+    k = (len(v) - 1) * p / 100.0
+    lo = int(k)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def first_line(text, limit=160):
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line[:limit]
+    return ""
+
+
+def vm_hwm_kb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return -1
+
+
+DEVNULL = os.open(os.devnull, os.O_RDWR)
+
+
+def spawn_timed(argv, env, stdout_fd=DEVNULL, timeout=60):
+    """Runs argv with stdin from /dev/null; returns (seconds, exit status)."""
+    actions = [
+        (os.POSIX_SPAWN_DUP2, DEVNULL, 0),
+        (os.POSIX_SPAWN_DUP2, stdout_fd, 1),
+        (os.POSIX_SPAWN_DUP2, stdout_fd, 2),
+    ]
+    start = time.perf_counter()
+    pid = os.posix_spawn(argv[0], argv, env, file_actions=actions)
+    pidfd = os.pidfd_open(pid)
+    try:
+        ready, _, _ = select.select([pidfd], [], [], timeout)
+        if not ready:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            raise RuntimeError(f"no end after {timeout} s")
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(pidfd)
+    return time.perf_counter() - start, os.waitstatus_to_exitcode(status)
+
+
+def capture(argv, env, timeout=120):
+    """Runs argv once; returns (exit status, combined output) or raises on timeout."""
+    p = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=timeout)
+    return p.returncode, p.stdout.decode(errors="replace")
+
+
+# ---------------------------------------------------------------------------------------------
+# Harnesses for per-command overhead
+
+
+class ProcessHarness:
+    """A sandbox started per command: argv_for(cmd) is the whole command line."""
+
+    def __init__(self, key, label, argv_for, env, note=""):
+        self.key, self.label, self.argv_for, self.env, self.note = key, label, argv_for, env, note
+        self.error = None
+
+    def shown_command(self, cmd):
+        return " ".join(shlex.quote(a) for a in self.argv_for(cmd))
+
+    def check(self, workspace, expected_ls):
+        probe = "bench-probe-" + str(os.getpid())
+        try:
+            code, out = capture(self.argv_for(f"touch {probe} && ls /usr"), self.env)
+        except subprocess.TimeoutExpired:
+            return "timed out after 120 s"
+        except OSError as e:
+            return str(e)
+        made = os.path.exists(os.path.join(workspace, probe))
+        if made:
+            os.unlink(os.path.join(workspace, probe))
+        if code != 0:
+            return f"exit {code}: {first_line(out)}"
+        if not made:
+            return "cannot write the workspace"
+        if not all(name in out for name in expected_ls):
+            return f"unexpected output: {first_line(out)}"
+        return None
+
+    def start(self):
+        pass
+
+    def stop(self):
+        pass
+
+    def time(self, cmd):
+        seconds, code = spawn_timed(self.argv_for(cmd), self.env)
+        if code != 0:
+            raise RuntimeError(f"{self.label}: `{cmd}` exited {code}")
+        return seconds
+
+
+class WarmSession:
+    """One Caretz REPL reading `!` lines from a pipe: the session sandbox stays up between
+    commands. Each line is `!CMD; echo @CZBn@`; a command's time runs from writing the line to
+    reading its marker back (the marker is a builtin echo in the same shell: microseconds).
+    The marker comes before Caretz's wrap-up of the command (the end and prompt marks, rendering
+    the captured output, detection), so every timed command directly follows an untimed one:
+    its time then includes the wrap-up of the command before it, a full cycle."""
+
+    key = "caretz_warm"
+    label = "Caretz, warm session (REPL, `!` lines on a pipe)"
+    note = ""
+
+    def __init__(self, caretz, env):
+        self.caretz, self.env = caretz, env
+        self.proc = None
+        self.counter = 0
+        self.error = None
+        self.session_start_s = None
+        self.incidents = []
+
+    def shown_command(self, cmd):
+        return (f"printf '!{cmd}; echo @CZBn@\\n...' | {self.caretz}  # each timed line follows "
+                "an untimed one")
+
+    def start(self):
+        self.stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([self.caretz], env=self.env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.stderr, bufsize=0)
+        self.fd = self.proc.stdout.fileno()
+        self.session_start_s, _ = self.run("true")  # starts the sandbox and the session shell
+
+    def stop(self):
+        if self.proc:
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+
+    def run(self, cmd, timeout=30):
+        self.counter += 1
+        marker = b"@CZB%d@" % self.counter
+        line = b"!%s; echo %s\n" % (cmd.encode(), marker)
+        got = b""
+        start = time.perf_counter()
+        self.proc.stdin.write(line)
+        while marker + b"\r\n" not in got and marker + b"\n" not in got:
+            left = timeout - (time.perf_counter() - start)
+            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                raise RuntimeError(f"no answer to `{cmd}` in {timeout} s")
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                status = self.proc.wait()
+                self.stderr.seek(0)
+                said = self.stderr.read().decode(errors="replace").strip().splitlines()
+                raise RuntimeError(f"the Caretz REPL ended (status {status}) after "
+                                   f"{self.counter} lines" +
+                                   (f"; its last words: {said[-1][:200]}" if said else ""))
+            got += chunk
+        return time.perf_counter() - start, got.decode(errors="replace")
+
+    def check(self, workspace, expected_ls):
+        probe = "bench-probe-" + str(os.getpid())
+        try:
+            self.start()
+            _, out = self.run(f"touch {probe} && ls /usr")
+        except (RuntimeError, OSError) as e:
+            self.stop()
+            return str(e)
+        made = os.path.exists(os.path.join(workspace, probe))
+        if made:
+            os.unlink(os.path.join(workspace, probe))
+        if not made:
+            self.stop()
+            return f"cannot write the workspace: {first_line(out)}"
+        if not all(name in out for name in expected_ls):
+            self.stop()
+            return f"unexpected output: {first_line(out)}"
+        return None  # stays up: the timed commands run in this session
+
+    def time(self, cmd):
+        self.run(cmd)
+        seconds, _ = self.run(cmd)
+        return seconds
+
+
+def per_command(harnesses, n, workspace):
+    expected_ls = sorted(os.listdir("/usr"))
+    times = {h.key: {c: [] for c in PER_COMMAND} for h in harnesses}
+    live = []
+    for h in harnesses:
+        log(f"checking {h.label}")
+        h.error = h.check(workspace, expected_ls)
+        if h.error:
+            log(f"  cannot run: {h.error}")
+        else:
+            live.append(h)
+    # Rounds: every harness runs the command once per round, in a rotating order, so that load
+    # from anything else on the machine spreads evenly over all of them.
+    for cmd in PER_COMMAND:
+        log(f"per-command: {n} x `{cmd}` through {len(live)} harnesses")
+        for i in range(n):
+            order = live[i % len(live):] + live[:i % len(live)]
+            for h in order:
+                if h.error:
+                    continue
+                try:
+                    times[h.key][cmd].append(h.time(cmd))
+                except (RuntimeError, OSError) as e:
+                    # A warm session that ends is recorded and started again (twice at most),
+                    # so that one incident does not empty its row.
+                    if isinstance(h, WarmSession) and len(h.incidents) < 2:
+                        h.incidents.append(f"`{cmd}`, round {i + 1}: {e}")
+                        log(f"  {h.label}: {e}; starting it again")
+                        try:
+                            h.stop()
+                            h.start()
+                            continue
+                        except (RuntimeError, OSError) as e2:
+                            e = e2
+                    h.error = f"failed during the run: {e}"
+                    log(f"  {h.label}: {h.error}")
+    for h in live:
+        h.stop()
+    rows = []
+    for h in harnesses:
+        row = {"key": h.key, "label": h.label, "note": h.note, "error": h.error,
+               "command": h.shown_command("CMD")}
+        for cmd in PER_COMMAND:
+            t = times[h.key][cmd]
+            if t and not h.error:
+                row[cmd] = {"n": len(t), "median_ms": statistics.median(t) * 1e3,
+                            "p95_ms": percentile(t, 95) * 1e3, "min_ms": min(t) * 1e3,
+                            "max_ms": max(t) * 1e3}
+        if isinstance(h, WarmSession):
+            if h.session_start_s is not None:
+                row["session_start_ms"] = h.session_start_s * 1e3
+            row["incidents"] = h.incidents
+        rows.append(row)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Throughput and detection: commands on a terminal that ptyrun owns
+
+
+def ptyrun(ptyrun_bin, argv, env, extra=(), tail=None, timeout=300):
+    args = [ptyrun_bin, "--count", "="] + list(extra)
+    if tail:
+        args += ["--tail", tail]
+    try:
+        p = subprocess.run(args + ["--"] + argv, env=env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"no end after {timeout} s")
+    if p.returncode != 0:
+        raise RuntimeError(f"ptyrun failed: {first_line(p.stderr.decode(errors='replace'))}")
+    return json.loads(p.stdout)
+
+
+def throughput(args, env, tmp):
+    repl_input = os.path.join(tmp, "throughput.repl")
+    with open(repl_input, "w") as f:
+        f.write(f"!echo CZB_START\n!{THROUGHPUT_CMD}; echo CZB_END\n")
+    c = args.caretz
+    cases = [
+        ("raw", "raw PTY: the command itself on the bench's terminal",
+         ["/bin/bash", "-c", THROUGHPUT_CMD], []),
+        ("script", "`script -q -c CMD /dev/null` (util-linux)",
+         ["/usr/bin/script", "-q", "-c", THROUGHPUT_CMD, "/dev/null"], []),
+        ("caretz_warm", "Caretz, warm session (REPL; the timed part is the one command)",
+         [c], ["--stdin", repl_input, "--start", "CZB_START", "--end", "CZB_END"]),
+        ("caretz_exec", "Caretz `exec` (session mode, includes starting the session)",
+         [c, "exec", THROUGHPUT_CMD], []),
+        ("caretz_fresh", "Caretz `exec --no-session` (fresh sandbox; output through a pipe)",
+         [c, "exec", "--no-session", THROUGHPUT_CMD], []),
+    ]
+    expected = THROUGHPUT_BYTES // 100 * 99
+    results = {key: {"label": label, "argv": argv, "ptyrun": extra, "runs": [], "error": None}
+               for key, label, argv, extra in cases}
+    for rep in range(args.reps):
+        log(f"throughput: round {rep + 1} of {args.reps}")
+        order = cases[rep % len(cases):] + cases[:rep % len(cases)]
+        for key, label, argv, extra in order:
+            if results[key]["error"]:
+                continue
+            try:
+                r = ptyrun(args.ptyrun, argv, env, extra)
+            except RuntimeError as e:
+                results[key]["error"] = str(e)
+                log(f"  {label}: {e}")
+                continue
+            r["expected"] = expected
+            r["complete"] = r["count"] == expected and r["start_found"] and (
+                r["end_found"] or "--end" not in extra)
+            r["mb_s"] = THROUGHPUT_BYTES / 1e6 / r["wall_s"]
+            results[key]["runs"].append(r)
+    for key, res in results.items():
+        runs = res["runs"]
+        res["command"] = ("ptyrun " + " ".join(shlex.quote(a) for a in res["ptyrun"]) + " -- " +
+                          " ".join(shlex.quote(shown(a)) for a in res["argv"]))
+        if res["error"] or not runs:
+            res.update({"mb_s": None, "wall_s": None, "complete": False, "hwm_kb": -1})
+            continue
+        res["mb_s"] = statistics.median(r["mb_s"] for r in runs)
+        res["wall_s"] = statistics.median(r["wall_s"] for r in runs)
+        res["complete"] = all(r["complete"] for r in runs)
+        worst = max(runs, key=lambda r: abs(r["count"] - expected))
+        res["exact"] = "yes" if res["complete"] else (
+            exactness(worst["count"], expected) if worst["count"] != expected
+            else "**no**: the start or end marker never showed")
+        res["hwm_kb"] = max(r["hwm_kb"] for r in runs)
+    return results
+
+
+def detection(args, env, tmp):
+    c = args.caretz
+    expected = DETECT_CHUNKS * DETECT_CHUNK_BYTES // 100 * 99
+    out = {"command": shown(DETECT_CMD), "bytes": DETECT_CHUNKS * DETECT_CHUNK_BYTES,
+           "refusal_lines": DETECT_CHUNKS}
+    cases = [
+        ("raw", "the command on a raw PTY", ["/bin/bash", "-c", DETECT_CMD]),
+        ("script", "`script -q -c CMD /dev/null` (two PTYs, as in a Caretz session)",
+         ["/usr/bin/script", "-q", "-c", DETECT_CMD, "/dev/null"]),
+        ("caretz_exec", "Caretz `exec` (session mode) on a PTY", [c, "exec", DETECT_CMD]),
+        ("caretz_fresh", "Caretz `exec --no-session` on a PTY",
+         [c, "exec", "--no-session", DETECT_CMD]),
+    ]
+    for key, label, argv in cases:
+        log(f"detection: {label}")
+        tail = os.path.join(tmp, f"detect-{key}.tail")
+        command = "ptyrun --count = -- " + " ".join(shlex.quote(shown(a)) for a in argv)
+        try:
+            r = ptyrun(args.ptyrun, argv, env, tail=tail, timeout=900)
+        except RuntimeError as e:
+            log(f"  {label}: {e}")
+            out[key] = {"label": label, "command": command, "error": str(e)}
+            continue
+        with open(tail, "rb") as f:
+            tail_text = f.read().decode(errors="replace")
+        notice = [l for l in tail_text.splitlines() if l.startswith("caretz: the sandbox refused")]
+        found = re.findall(r"write (/etc/caretz-bench-\d+)", notice[-1]) if notice else []
+        r.update({"label": label, "command": command, "error": None,
+                  "output_complete": r["count"] == expected,
+                  "exact": exactness(r["count"], expected),
+                  "refusals_in_notice": len(set(found) & set(DETECT_PATHS))})
+        out[key] = r
+    # The same command with --json: its "refusals" list is what the pipeline decided.
+    log("detection: Caretz `exec --json`")
+    json_path = os.path.join(tmp, "detect.json")
+    j = {"label": "Caretz `exec --json` (stdout to a file)",
+         "command": f"{c} exec --json {shlex.quote(shown(DETECT_CMD))} > detect.json",
+         "error": None}
+    with open(json_path, "wb") as f:
+        start = time.perf_counter()
+        p = subprocess.Popen([c, "exec", "--json", DETECT_CMD], env=env, stdin=subprocess.DEVNULL,
+                             stdout=f, stderr=subprocess.DEVNULL)
+        hwm = -1
+        while p.poll() is None and time.perf_counter() - start < 900:
+            hwm = max(hwm, vm_hwm_kb(p.pid))
+            time.sleep(0.01)
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+            j["error"] = "no end after 900 s"
+        wall = time.perf_counter() - start
+    try:
+        with open(json_path) as f:
+            result = json.loads(f.read())
+    except ValueError as e:
+        j["error"] = j["error"] or f"no JSON: {e}"
+        result = {}
+    subjects = [r.get("subject") for r in result.get("refusals", []) if r.get("kind") == "write"]
+    j.update({"wall_s": wall, "hwm_kb": hwm, "exit": result.get("exit_code"),
+              "refusals": len(result.get("refusals", [])),
+              "refusals_expected_found": len(set(subjects) & set(DETECT_PATHS)),
+              "output_chars": len(result.get("output", ""))})
+    out["caretz_json"] = j
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The machine and the versions
+
+
+def machine():
+    info = {"nproc": os.cpu_count(), "kernel": platform.release()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            m = re.search(r"^model name\s*:\s*(.*)$", f.read(), re.M)
+            info["cpu"] = m.group(1) if m else "?"
+        with open("/proc/meminfo") as f:
+            m = re.search(r"^MemTotal:\s*(\d+) kB", f.read(), re.M)
+            info["memory"] = f"{int(m.group(1)) / 1024 / 1024:.1f} GiB" if m else "?"
+        with open("/etc/os-release") as f:
+            m = re.search(r'^PRETTY_NAME="?(.*?)"?$', f.read(), re.M)
+            info["os"] = m.group(1) if m else "?"
+    except OSError:
+        pass
+    return info
+
+
+def version(argv, env):
+    try:
+        code, out = capture(argv, env, timeout=30)
+        return first_line(out, 80) if code == 0 else f"? (exit {code})"
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"? ({e})"
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+
+
+def exactness(got, expected):
+    """'yes' when exactly the payload's '=' arrived, else how many more or fewer."""
+    if got == expected:
+        return "yes"
+    return f"**no**: {got - expected:+d} `=` bytes"
+
+
+def fmt(x, digits=1):
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def ratio(a, b):
+    return None if not a or not b else a / b
+
+
+def per_command_table(rows):
+    warm = next((r for r in rows if r["key"] == "caretz_warm"), {})
+    lines = ["| harness | `true` median ms | `true` p95 ms | `ls /usr` median ms | "
+             "`ls /usr` p95 ms | median / warm Caretz (`true`, `ls`) |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        if r["error"]:
+            lines.append(f"| {r['label']} | cannot run here: {r['error']} | | | | |")
+            continue
+        cells = [r["label"]]
+        ratios = []
+        for cmd in PER_COMMAND:
+            s = r.get(cmd)
+            cells += [fmt(s and s["median_ms"], 2), fmt(s and s["p95_ms"], 2)]
+            w = warm.get(cmd)
+            ratios.append(fmt(ratio(s and s["median_ms"], w and w["median_ms"]), 1) + "x")
+        cells.append(", ".join(ratios))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def targets(rows, tput, det):
+    by = {r["key"]: r for r in rows}
+    warm = by.get("caretz_warm", {})
+    verdicts = []
+
+    def med(key, cmd="true"):
+        r = by.get(key)
+        if not r or r["error"] or not r.get(cmd):
+            return None
+        return r[cmd]["median_ms"]
+
+    w = med("caretz_warm")
+    if w is None:
+        verdicts.append(("warm per-command median <= 5 ms (`true`)", False,
+                         "failed: " + str((by.get("caretz_warm") or {}).get("error"))))
+    else:
+        verdicts.append(("warm per-command median <= 5 ms (`true`)", w <= 5,
+                         f"{fmt(w, 2)} ms (`ls /usr`: {fmt(med('caretz_warm', 'ls /usr'), 2)} ms)"))
+    for key, name in [("codex_native", "codex sandbox (native binary)"),
+                      ("codex_npm", "codex sandbox (npm launcher)"), ("srt", "srt")]:
+        r = by.get(key)
+        if not r:
+            continue
+        if r["error"]:
+            verdicts.append((f">= 30x faster than {name}", None, "peer cannot run here"))
+            continue
+        # Judged on `true`, which is all overhead. `ls /usr` costs ~2 ms of its own (fork, exec)
+        # in any sandbox or none, which caps its ratio at the peer's time over that.
+        q = [ratio(med(key, c), med("caretz_warm", c)) for c in PER_COMMAND]
+        ok = q[0] is not None and q[0] >= 30
+        verdicts.append((f">= 30x faster than {name} (on `true`)", ok,
+                         f"{fmt(q[0], 0)}x (`true`); {fmt(q[1], 0)}x with `ls /usr`, whose own "
+                         f"cost is {fmt(med('none', 'ls /usr'), 2)} ms without any sandbox"))
+    if tput:
+        s = tput["script"]["mb_s"]
+        for key in ["caretz_warm", "caretz_exec"]:
+            name = f"throughput >= 0.8 of script ({tput[key]['label'].split(' (')[0]})"
+            if tput[key].get("error") or tput["script"].get("error"):
+                verdicts.append((name, False, "failed: " + (tput[key]["error"] or
+                                                             "script: " + tput["script"]["error"])))
+                continue
+            q = ratio(tput[key]["mb_s"], s)
+            verdicts.append((name, q is not None and q >= 0.8 and tput[key]["complete"],
+                             f"{fmt(q, 2)} of script ({fmt(tput[key]['mb_s'])} vs {fmt(s)} MB/s)"
+                             + ("" if tput[key]["complete"] else
+                                "; output on the terminal not exact: " + tput[key].get("exact", "?"))))
+    if det:
+        size = f"{det['bytes'] // 1_000_000} MB"
+        e = det["caretz_exec"]
+        j = det["caretz_json"]
+        j.setdefault("error", None)
+        if e.get("error"):
+            verdicts.append((f"peak RSS < 64 MB at {size}", False, "failed: " + e["error"]))
+            verdicts.append((f"whole {size} reached the terminal, all refusals found", False,
+                             "failed: " + e["error"]))
+            return verdicts
+        rss = max(e["hwm_kb"], 0) / 1024
+        verdicts.append((f"peak RSS < 64 MB at {size} (caretz process, `exec` on a PTY)",
+                         rss < 64, f"{fmt(rss)} MB"))
+        ok = e["output_complete"] and e["refusals_in_notice"] == DETECT_CHUNKS and \
+            j["refusals_expected_found"] == DETECT_CHUNKS
+        verdicts.append((f"whole {size} reached the terminal, all refusals found", ok,
+                         f"output {'exact' if e['output_complete'] else 'not exact: ' + e.get('exact', '?')}; "
+                         f"refusals {e['refusals_in_notice']}/{DETECT_CHUNKS} in the notice, "
+                         f"{j['refusals_expected_found']}/{DETECT_CHUNKS} in --json"
+                         + (f" ({j['error']})" if j["error"] else "")))
+    return verdicts
+
+
+def report(res):
+    m = res["machine"]
+    out = []
+    out.append("# Caretz benchmarks")
+    out.append("")
+    out.append("Generated by `bench/run.sh` (as root; it runs everything below as the unprivileged "
+               f"user `{res['user']}`). Do not edit by hand: rerun the bench.")
+    out.append("")
+    out.append(f"- date: {res['date']}")
+    out.append(f"- machine: {m['nproc']} CPUs, {m.get('cpu', '?')}, {m.get('memory', '?')} RAM, "
+               f"kernel {m['kernel']}, {m.get('os', '?')}")
+    out.append(f"- load average before / after: {res['load_before']} / {res['load_after']} "
+               "(other work on the machine shows up as noise, mostly in the p95 columns)")
+    out.append(f"- Caretz: {res['caretz']} (Release build, commit {res['commit']})")
+    for k, v in res["versions"].items():
+        out.append(f"- {k}: {v}")
+    out.append(f"- wall time of the whole bench: {res['bench_seconds']:.0f} s")
+    out.append("")
+
+    out.append("## Targets")
+    out.append("")
+    out.append("| target | met | measured |")
+    out.append("|---|---|---|")
+    for name, ok, text in res["targets"]:
+        out.append(f"| {name} | {'yes' if ok else ('n/a' if ok is None else '**no**')} | {text} |")
+    out.append("")
+
+    rows = res["per_command"]
+    out.append(f"## Per-command overhead ({res['n']} runs of each command per harness)")
+    out.append("")
+    out.append("Wall time from starting the command to its end. For the warm session: from "
+               "writing the `!` line to reading the line's marker back, where each timed line "
+               "directly follows an untimed one, so that it also pays for Caretz's wrap-up of "
+               "the command before (end marks, prompt, rendering the capture, detection). "
+               "Rounds rotate the harness order, so background load falls on all of them alike.")
+    out.append("")
+    out.extend(per_command_table(rows))
+    out.append("")
+    warm = next((r for r in rows if r["key"] == "caretz_warm"), None)
+    if warm and warm.get("incidents"):
+        out.append("**The warm session ended during the run** and was started again (its row "
+                   "keeps the samples of both sessions):")
+        out.append("")
+        for incident in warm["incidents"]:
+            out.append(f"- {incident}")
+        out.append("")
+    if warm and warm.get("session_start_ms"):
+        out.append(f"Starting the warm session (sandbox, supervisor, session shell with the "
+                   f"user's rc) and its first command took {warm['session_start_ms']:.1f} ms; "
+                   "it is not in the table.")
+        out.append("")
+    out.append("Exact commands (`CMD` is `true` or `ls /usr`; workspace = cwd):")
+    out.append("")
+    for r in rows:
+        out.append(f"- {r['label']}: `{r['command']}`" + (f" ({r['note']})" if r["note"] else ""))
+    out.append("")
+
+    tput = res.get("throughput")
+    if tput:
+        out.append(f"## Throughput ({THROUGHPUT_BYTES // 1_000_000} MB to a terminal, median of "
+                   f"{res['reps']} runs)")
+        out.append("")
+        out.append(f"The command: `{shown(THROUGHPUT_CMD)}` (`LINE` = 99 `=`). `ptyrun` "
+                   "(bench/ptyrun.c) owns the terminal, drains it as fast as it can and counts "
+                   "the `=` that arrive: \"exact\" means that every one of them did and no "
+                   "more (extra text such as debug prints containing `=` would show here).")
+        out.append("")
+        out.append("| path | MB/s | seconds | / script | / raw PTY | exact | peak RSS of the "
+                   "process on the PTY |")
+        out.append("|---|---:|---:|---:|---:|---|---:|")
+        for key, r in tput.items():
+            if r.get("error"):
+                out.append(f"| {r['label']} | failed: {r['error']} | | | | | |")
+                continue
+            out.append(f"| {r['label']} | {fmt(r['mb_s'])} | {fmt(r['wall_s'], 2)} | "
+                       f"{fmt(ratio(r['mb_s'], tput['script']['mb_s']), 2)} | "
+                       f"{fmt(ratio(r['mb_s'], tput['raw']['mb_s']), 2)} | "
+                       f"{r.get('exact', 'yes' if r['complete'] else '**no**')} | "
+                       f"{fmt(r['hwm_kb'] / 1024)} MB |")
+        out.append("")
+        out.append("Exact commands:")
+        out.append("")
+        for key, r in tput.items():
+            out.append(f"- {r['label']}: `{r['command']}`")
+        out.append("")
+
+    det = res.get("detection")
+    if det:
+        out.append(f"## Detection cost ({det['bytes'] // 1_000_000} MB with {det['refusal_lines']} "
+                   "refusal lines)")
+        out.append("")
+        out.append(f"The command: `{det['command']}` (a refusal line after every "
+               f"{DETECT_CHUNK_BYTES // 1_000_000} MB, each for "
+                   "a different path; the command fails, so each is a write refusal).")
+        out.append("")
+        raw = det["raw"].get("wall_s")
+        script = det["script"].get("wall_s")
+        out.append("| run | seconds | / raw | / script | exact output on the terminal | "
+                   "refusals found | peak RSS (caretz process) | peak RSS (with its children) |")
+        out.append("|---|---:|---:|---:|---|---:|---:|---:|")
+        for key in ["raw", "script", "caretz_exec", "caretz_fresh"]:
+            r = det[key]
+            if r.get("error"):
+                out.append(f"| {r['label']} | failed: {r['error']} | | | | | | |")
+                continue
+            refusals = "-" if key in ("raw", "script") else \
+                f"{r['refusals_in_notice']}/{DETECT_CHUNKS}"
+            rss = "-" if key in ("raw", "script") else f"{fmt(r['hwm_kb'] / 1024)} MB"
+            out.append(f"| {r['label']} | {fmt(r['wall_s'], 2)} | {fmt(ratio(r['wall_s'], raw), 2)}"
+                       f" | {fmt(ratio(r['wall_s'], script), 2)}"
+                       f" | {r.get('exact', 'yes' if r['output_complete'] else '**no**')} | {refusals} | "
+                       f"{rss} | {fmt(r['maxrss_kb'] / 1024)} MB |")
+        j = det["caretz_json"]
+        out.append(f"| {j['label']} | {fmt(j['wall_s'], 2)} | {fmt(ratio(j['wall_s'], raw), 2)} | "
+                   f"{fmt(ratio(j['wall_s'], script), 2)} | (not printed with --json; `output` "
+                   f"holds {j['output_chars']} characters: head and tail) | "
+                   f"{j['refusals_expected_found']}/{DETECT_CHUNKS} | "
+                   f"{fmt(j['hwm_kb'] / 1024)} MB | - |"
+                   + (f" failed: {j['error']}" if j.get("error") else ""))
+        out.append("")
+        out.append("\"refusals found\" on a PTY counts the paths in Caretz's stderr notice "
+                   "(`caretz: the sandbox refused write ...`); with `--json`, the `refusals` "
+                   "list. Peak RSS of the caretz process is its VmHWM sampled every 10 ms; "
+                   "\"with its children\" is ru_maxrss from wait4 (the largest of caretz, bwrap, "
+                   "the supervisor and the command's processes).")
+        out.append("")
+        out.append("Exact commands:")
+        out.append("")
+        for key in ["raw", "script", "caretz_exec", "caretz_fresh", "caretz_json"]:
+            out.append(f"- {det[key]['label']}: `{det[key]['command']}`")
+        out.append("")
+    if res.get("notes"):
+        out.append("## Notes")
+        out.append("")
+        out.extend(res["notes"])
+        out.append("")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--caretz")
+    ap.add_argument("--ptyrun")
+    ap.add_argument("--peers", help="bench/peers/node_modules")
+    ap.add_argument("--workspace")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--render", metavar="RESULTS_JSON",
+                    help="only write RESULTS.md again from an earlier results.json (and --notes)")
+    ap.add_argument("--commit", default="?")
+    ap.add_argument("--notes", help="a file whose lines go under ## Notes")
+    ap.add_argument("-n", type=int, default=200)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--skip", default="", help="comma-separated: percommand,throughput,detection")
+    ap.add_argument("--quick", action="store_true", help="small sizes, to try the bench out")
+    args = ap.parse_args()
+    if args.render:
+        with open(args.render) as f:
+            res = json.load(f)
+        if args.notes and os.path.exists(args.notes):
+            with open(args.notes) as f:
+                res["notes"] = f.read().rstrip("\n").splitlines()
+        if res.get("detection"):
+            # The sizes the run used, for the texts that name them.
+            det = res["detection"]
+            configure(res.get("throughput_bytes", THROUGHPUT_BYTES), det["refusal_lines"],
+                      det["bytes"] // det["refusal_lines"])
+        res["targets"] = targets(res["per_command"], res.get("throughput"), res.get("detection"))
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "RESULTS.md"), "w") as f:
+            f.write(report(res) + "\n")
+        return
+    for name in ["caretz", "ptyrun", "peers", "workspace"]:
+        if not getattr(args, name):
+            ap.error(f"--{name} is needed")
+    if args.quick:
+        configure(20_000_000, 10, 1_000_000)
+    skip = set(filter(None, args.skip.split(",")))
+    began = time.time()
+    os.chdir(args.workspace)
+    env = dict(os.environ)
+    tmp = tempfile.mkdtemp(prefix="caretz-bench.")
+    res = {"date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+           "machine": machine(), "load_before": loadavg(), "user": os.environ.get("USER", "?"),
+           "caretz": args.caretz, "commit": args.commit, "n": args.n, "reps": args.reps,
+           "throughput_bytes": THROUGHPUT_BYTES}
+
+    bin_dir = os.path.join(args.peers, ".bin")
+    codex_npm = os.path.join(bin_dir, "codex")
+    codex_native = os.path.join(args.peers, "@openai/codex-linux-x64/vendor/"
+                                "x86_64-unknown-linux-musl/bin/codex")
+    srt = os.path.join(bin_dir, "srt")
+    srt_settings = os.path.join(tmp, "srt-settings.json")
+    with open(srt_settings, "w") as f:
+        json.dump({"network": {"allowedDomains": [], "deniedDomains": []},
+                   "filesystem": {"denyRead": [], "allowWrite": [args.workspace],
+                                  "denyWrite": []}}, f)
+    ws = args.workspace
+    bwrap = shutil.which("bwrap") or "/usr/bin/bwrap"
+    codex_args = ["sandbox", "-c", 'sandbox_mode="workspace-write"', "--", "/bin/bash", "-c"]
+    res["versions"] = {
+        "bwrap": version([bwrap, "--version"], env),
+        "codex": version([codex_native if os.path.exists(codex_native) else codex_npm,
+                          "--version"], env),
+        "srt": version([srt, "--version"], env),
+        "node": version(["node", "--version"], env),
+        "bash": version(["/bin/bash", "--version"], env),
+        "script": version(["/usr/bin/script", "--version"], env),
+    }
+
+    harnesses = [
+        WarmSession(args.caretz, env),
+        ProcessHarness("caretz_fresh", "Caretz `exec --no-session` (fresh sandbox per command)",
+                       lambda c: [args.caretz, "exec", "--no-session", c], env),
+        ProcessHarness("caretz_exec", "Caretz `exec` (session mode, one session per command)",
+                       lambda c: [args.caretz, "exec", c], env),
+        ProcessHarness("codex_npm", "`codex sandbox` (the npm `codex` launcher)",
+                       lambda c: [codex_npm] + codex_args + [c], env,
+                       "node starts, then the native binary"),
+        ProcessHarness("codex_native", "`codex sandbox` (native binary from the npm package)",
+                       lambda c: [codex_native] + codex_args + [c], env),
+        ProcessHarness("srt", "`srt -c` (sandbox-runtime)",
+                       lambda c: [srt, "-s", srt_settings, "-c", c], env,
+                       f"settings: {json.dumps(json.load(open(srt_settings)))}"),
+        ProcessHarness("bwrap", "bare `bwrap` start, same policy",
+                       lambda c: [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                                  "--tmpfs", "/tmp", "--bind", ws, ws, "--chdir", ws,
+                                  "--unshare-all", "--new-session", "--die-with-parent", "--",
+                                  "/bin/bash", "-c", c], env),
+        ProcessHarness("none", "no sandbox: `bash -c CMD`", lambda c: ["/bin/bash", "-c", c], env),
+    ]
+    if "percommand" not in skip:
+        res["per_command"] = per_command(harnesses, args.n, args.workspace)
+    else:
+        res["per_command"] = []
+    if "throughput" not in skip:
+        res["throughput"] = throughput(args, env, tmp)
+    if "detection" not in skip:
+        res["detection"] = detection(args, env, tmp)
+    res["targets"] = targets(res["per_command"], res.get("throughput"), res.get("detection"))
+    res["load_after"] = loadavg()
+    res["bench_seconds"] = time.time() - began
+    if args.notes and os.path.exists(args.notes):
+        with open(args.notes) as f:
+            res["notes"] = f.read().rstrip("\n").splitlines()
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    with open(os.path.join(args.out, "RESULTS.md"), "w") as f:
+        f.write(report(res) + "\n")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,233 @@
+// ptyrun: runs a command on a fresh pseudo-terminal that it owns and drains as fast as it can,
+// like a very fast terminal emulator that draws nothing. Part of Caretz's benchmarks (bench/).
+//
+//   ptyrun [--stdin FILE] [--start TEXT] [--end TEXT] [--count BYTE] [--tail FILE]
+//          [--rows N] [--cols N] -- COMMAND [ARG...]
+//
+// The command's stdout and stderr are the terminal; its stdin is the terminal too, or FILE.
+// The clock runs from the fork (or from the first TEXT given with --start, when that appears in
+// the output) to the end of the output (or to the first --end TEXT after the start): the end of
+// the output is the last byte read or the command's exit, whichever is later. While it runs,
+// ptyrun samples VmHWM (the peak resident set) of the command's own process every 10 ms.
+// It prints one JSON object:
+//   wall_s      seconds measured            total_s   seconds from the fork to the end
+//   bytes       bytes read from the terminal in all     newlines, cr   '\n' and '\r' among them
+//   count       how many of them were BYTE (--count), to check that a payload arrived whole
+//   start_found, end_found   whether the markers were seen
+//   exit        the command's exit status (128+N for a signal)
+//   maxrss_kb   ru_maxrss from wait4: the largest of the command and its waited-for descendants
+//   hwm_kb      the command's own process's last VmHWM sample (its peak RSS, to ~10 ms)
+// --tail FILE keeps the last 64 KiB of output there, to check what came at the end.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { kTail = 64 * 1024, kBuf = 1 << 20, kCarry = 256 };
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static long vm_hwm_kb(pid_t pid) {
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    buf[n] = '\0';
+    char* p = strstr(buf, "VmHWM:");
+    return p ? strtol(p + 6, NULL, 10) : -1;
+}
+
+// A plain loop that the compiler vectorises: several GB/s, so counting costs the drain little.
+static unsigned long long count_of(const unsigned char* p, size_t n, unsigned char b) {
+    unsigned long long total = 0;
+    while (n > 0) {
+        size_t block = n < 255 ? n : 255;
+        unsigned char c = 0;
+        for (size_t k = 0; k < block; ++k) c += p[k] == b;
+        total += c;
+        p += block;
+        n -= block;
+    }
+    return total;
+}
+
+static void usage(void) {
+    fprintf(stderr,
+            "usage: ptyrun [--stdin FILE] [--start TEXT] [--end TEXT] [--count BYTE] "
+            "[--tail FILE] [--rows N] [--cols N] -- COMMAND [ARG...]\n");
+    exit(2);
+}
+
+int main(int argc, char** argv) {
+    const char *stdin_file = NULL, *start = NULL, *end = NULL, *tail_file = NULL;
+    int count_byte = -1;
+    struct winsize ws = {.ws_row = 50, .ws_col = 200};
+    int i = 1;
+    for (; i < argc; ++i) {
+        if (strcmp(argv[i], "--") == 0) { ++i; break; }
+        if (i + 1 >= argc) usage();
+        if (strcmp(argv[i], "--stdin") == 0) stdin_file = argv[++i];
+        else if (strcmp(argv[i], "--start") == 0) start = argv[++i];
+        else if (strcmp(argv[i], "--end") == 0) end = argv[++i];
+        else if (strcmp(argv[i], "--count") == 0) count_byte = (unsigned char)argv[++i][0];
+        else if (strcmp(argv[i], "--tail") == 0) tail_file = argv[++i];
+        else if (strcmp(argv[i], "--rows") == 0) ws.ws_row = (unsigned short)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--cols") == 0) ws.ws_col = (unsigned short)atoi(argv[++i]);
+        else usage();
+    }
+    if (i >= argc) usage();
+    if ((start && strlen(start) >= kCarry) || (end && strlen(end) >= kCarry)) usage();
+
+    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) {
+        perror("ptyrun: posix_openpt");
+        return 2;
+    }
+    const char* slave_name = ptsname(master);
+    ioctl(master, TIOCSWINSZ, &ws);
+
+    double t0 = now();
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("ptyrun: fork");
+        return 2;
+    }
+    if (pid == 0) {
+        setsid();
+        int slave = open(slave_name, O_RDWR);
+        if (slave < 0) _exit(126);
+        ioctl(slave, TIOCSCTTY, 0);
+        int in = stdin_file ? open(stdin_file, O_RDONLY) : slave;
+        if (in < 0) _exit(126);
+        dup2(in, 0);
+        dup2(slave, 1);
+        dup2(slave, 2);
+        if (slave > 2) close(slave);
+        if (in > 2 && in != slave) close(in);
+        signal(SIGPIPE, SIG_DFL);
+        execvp(argv[i], argv + i);
+        _exit(127);
+    }
+
+    char* buf = malloc(kBuf + kCarry);
+    char* tail = malloc(kTail);
+    size_t tail_len = 0;
+    char carry[kCarry];
+    size_t carry_len = 0;
+    unsigned long long bytes = 0, newlines = 0, crs = 0, counted = 0;
+    int start_found = start == NULL, end_found = 0;
+    double t_start = t0, t_end = 0, t_last_data = t0, t_reaped = 0, next_sample = t0;
+    long hwm = -1;
+    int status = 0, reaped = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    double quiet_since = 0;
+
+    for (;;) {
+        double t = now();
+        if (!reaped && t >= next_sample) {
+            long h = vm_hwm_kb(pid);
+            if (h > hwm) hwm = h;
+            next_sample = t + 0.010;
+        }
+        struct pollfd p = {master, POLLIN, 0};
+        int r = poll(&p, 1, 10);
+        if (r < 0 && errno != EINTR) break;
+        if (r > 0) {
+            ssize_t n = read(master, buf + kCarry, kBuf);
+            if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+            if (n <= 0) break;  // EIO: every holder of the slave side is gone
+            const char* data = buf + kCarry;
+            bytes += (unsigned long long)n;
+            for (const char* q = data; (q = memchr(q, '\n', (size_t)(data + n - q))); ++q) ++newlines;
+            for (const char* q = data; (q = memchr(q, '\r', (size_t)(data + n - q))); ++q) ++crs;
+            if (count_byte >= 0)
+                counted += count_of((const unsigned char*)data, (size_t)n, (unsigned char)count_byte);
+            if (!start_found || (end && !end_found)) {
+                // Search the carried end of the previous chunk plus this chunk.
+                char* scan = buf + kCarry - carry_len;
+                memcpy(scan, carry, carry_len);
+                size_t scan_len = carry_len + (size_t)n;
+                if (!start_found) {
+                    char* s = memmem(scan, scan_len, start, strlen(start));
+                    if (s) {
+                        start_found = 1;
+                        t_start = now();
+                        size_t skip = (size_t)(s - scan) + strlen(start);
+                        scan += skip;
+                        scan_len -= skip;
+                    }
+                }
+                if (start_found && end && !end_found && memmem(scan, scan_len, end, strlen(end))) {
+                    end_found = 1;
+                    t_end = now();
+                }
+                carry_len = scan_len < kCarry - 1 ? scan_len : kCarry - 1;
+                memcpy(carry, scan + scan_len - carry_len, carry_len);
+            }
+            if ((size_t)n >= kTail) {
+                memcpy(tail, data + n - kTail, kTail);
+                tail_len = kTail;
+            } else {
+                if (tail_len + (size_t)n > kTail) {
+                    size_t drop = tail_len + (size_t)n - kTail;
+                    memmove(tail, tail + drop, tail_len - drop);
+                    tail_len -= drop;
+                }
+                memcpy(tail + tail_len, data, (size_t)n);
+                tail_len += (size_t)n;
+            }
+            t_last_data = now();
+            quiet_since = 0;
+            continue;
+        }
+        // Nothing to read for 10 ms: if the command has exited and its descendants stay
+        // quiet for 2 s while holding the terminal, stop anyway.
+        if (!reaped) {
+            pid_t w = wait4(pid, &status, WNOHANG, &ru);
+            if (w == pid) {
+                reaped = 1;
+                t_reaped = now();
+            }
+        }
+        if (reaped) {
+            if (quiet_since == 0) quiet_since = now();
+            else if (now() - quiet_since > 2.0) break;
+        }
+    }
+    if (!reaped && wait4(pid, &status, 0, &ru) == pid) t_reaped = now();
+    double t_eof = t_last_data > t_reaped ? t_last_data : t_reaped;
+    if (!end_found) t_end = t_eof;
+    int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (tail_file) {
+        FILE* f = fopen(tail_file, "wb");
+        if (f) {
+            fwrite(tail, 1, tail_len, f);
+            fclose(f);
+        }
+    }
+    printf("{\"wall_s\": %.6f, \"total_s\": %.6f, \"bytes\": %llu, \"count\": %llu, "
+           "\"newlines\": %llu, \"cr\": %llu, \"start_found\": %s, \"end_found\": %s, "
+           "\"exit\": %d, \"maxrss_kb\": %ld, \"hwm_kb\": %ld}\n",
+           t_end - t_start, t_eof - t0, bytes, counted, newlines,
+           crs, start_found ? "true" : "false", end_found ? "true" : "false", exit_code,
+           ru.ru_maxrss, hwm);
+    return 0;
+}
