@@ -12,19 +12,6 @@
 
 namespace caretz {
 
-namespace {
-
-std::string now_utc() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    ::gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
-}  // namespace
-
 std::string Transcript::sessions_dir(const std::string& home) {
     // Beside the audit log, in Caretz's state folder.
     return std::filesystem::path(AuditLog::default_path(home)).parent_path() / "sessions";
@@ -45,7 +32,7 @@ void Transcript::record(nlohmann::json entry) {
 
 void Transcript::append_line(const nlohmann::json& fields) {
     nlohmann::json entry = fields;
-    entry["time"] = now_utc();
+    entry["time"] = utc_timestamp();
     std::string line = entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     ssize_t written = fd < 0 ? -1 : ::write(fd, line.data(), line.size());

@@ -11,9 +11,7 @@
 
 namespace caretz {
 
-namespace {
-
-std::string utc_now() {
+std::string utc_timestamp() {
     std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     std::tm tm{};
     ::gmtime_r(&t, &tm);
@@ -21,8 +19,6 @@ std::string utc_now() {
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return buf;
 }
-
-}  // namespace
 
 std::string AuditLog::default_path(const std::string& home) {
     const char* state = std::getenv("XDG_STATE_HOME");
@@ -34,7 +30,7 @@ bool AuditLog::append(const AuditEntry& entry) const {
     nlohmann::json refusals = nlohmann::json::array();
     for (const auto& r : entry.refusals)
         refusals.push_back({{"kind", to_string(r.kind)}, {"subject", r.subject}, {"evidence", r.evidence}});
-    nlohmann::json line = {{"time", utc_now()},
+    nlohmann::json line = {{"time", utc_timestamp()},
                            {"event", "offer"},
                            {"session", entry.session_id},
                            {"source", entry.source},
@@ -46,7 +42,7 @@ bool AuditLog::append(const AuditEntry& entry) const {
 }
 
 bool AuditLog::append_rerun_exit(const AuditEntry& entry, int exit_code) const {
-    nlohmann::json line = {{"time", utc_now()},          {"event", "rerun_finished"},
+    nlohmann::json line = {{"time", utc_timestamp()},          {"event", "rerun_finished"},
                            {"session", entry.session_id}, {"command", entry.command},
                            {"cwd", entry.cwd},            {"rerun_exit", exit_code}};
     return write_line(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");

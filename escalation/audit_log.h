@@ -9,6 +9,9 @@
 
 namespace caretz {
 
+// The current time as ISO 8601 UTC ("2026-11-29T09:34:05Z"), as the state files record it.
+std::string utc_timestamp();
+
 struct AuditEntry {
     std::string session_id;
     std::string source;  // model, user, subagent, background
