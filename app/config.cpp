@@ -153,6 +153,8 @@ ConfigFile parse_config(const std::string& text, const std::string& file_name) {
         throw ConfigError(file_name + ":" + std::to_string(line_at(text, e.byte > 0 ? e.byte - 1 : 0)) +
                           ": not valid JSON (" +
                           (detail == std::string::npos ? what : what.substr(detail)) + ")");
+    } catch (const json::exception& e) {  // out_of_range: a number too large, e.g. 1E400
+        throw ConfigError(file_name + ": not valid JSON (" + e.what() + ")");
     }
     LayerReader reader(text, file_name);
     ConfigFile config;

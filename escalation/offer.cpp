@@ -24,6 +24,10 @@ std::pair<char32_t, size_t> decode_utf8(std::string_view s, size_t i) {
         if ((cc >> 6) != 2) return {0xFFFD, 1};
         cp = (cp << 6) | (cc & 0x3F);
     }
+    // Overlong forms (C0 9B is ESC's CSI), surrogates and code points past U+10FFFF are not
+    // UTF-8: show their bytes escaped.
+    static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return {0xFFFD, 1};
     return {cp, len};
 }
 
@@ -100,8 +104,15 @@ std::optional<Decision> decision_for_key(std::string_view key) {
 
 Decision ask_on_terminal(int in_fd, int out_fd, const std::string& text,
                          std::optional<std::chrono::seconds> timeout) {
-    // Normal colours, visible cursor, main screen, no mouse or paste modes left on by output.
-    write_all(out_fd, "\x1b[0m\x1b[?25h\x1b[?1049l\x1b[?1000l\x1b[?1002l\x1b[?1006l\x1b[?2004l\r\n");
+    // Undo whatever streamed output may have set: a soft reset (colours, insert and origin
+    // modes, margins, charsets), then explicitly the main screen, whole-screen scrolling,
+    // autowrap, ASCII in G0, a visible cursor and no mouse or paste modes.
+    write_all(out_fd,
+              "\x1b[!p\x1b[0m\x1b[?1049l\x1b[r\x1b[?6l\x1b[4l\x1b[?7h\x1b(B\x0f\x1b[?25h"
+              "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l");
+    // A clean screen: text the output placed anywhere (cursor moves, scroll regions) cannot
+    // stand beside the offer and pass for part of it. The output stays in the scrollback.
+    write_all(out_fd, "\x1b[H\x1b[2J");
     ::tcflush(in_fd, TCIFLUSH);
     write_all(out_fd, text);
     write_all(out_fd, "choice> ");

@@ -46,7 +46,11 @@ ShellLaunch shell_launch(std::string_view shell_path, const std::string& hook_di
     std::string_view name = supported_shell_name(shell_path);
     std::string shell(shell_path);
     ShellLaunch launch;
-    launch.env["CARETZ_NONCE"] = nonce;
+    // The nonce goes in a file the hook reads and deletes at once: in the environment it would
+    // stay readable in /proc/<shell>/environ for any process of the sandbox.
+    const std::string nonce_file = hook_dir + "/nonce";
+    launch.files.emplace_back(nonce_file, nonce + "\n");
+    launch.env["CARETZ_NONCE_FILE"] = nonce_file;
     launch.env["HOME"] = home;
     if (name == "bash") {
         std::string rc = hook_dir + "/bashrc";

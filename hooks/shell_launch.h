@@ -42,8 +42,9 @@ struct ShellLaunch {
 //         ZDOTDIR (`user_zdotdir`, the user's own $ZDOTDIR if they have one) and read the
 //         user's files first
 //   fish: fish -i --init-command 'source HOOK_DIR/hook.fish' (after the user's config.fish)
-// The nonce travels in CARETZ_NONCE; each hook moves it into an unexported shell variable
-// before the user's rc runs (fish: after config.fish) and removes it from the environment.
+// The nonce travels in the file HOOK_DIR/nonce (named by CARETZ_NONCE_FILE); each hook reads it
+// into an unexported shell variable and deletes the file before the user's rc runs (fish: after
+// config.fish), so it is never in an environment that /proc would show.
 // Once the first prompt-end mark arrives, type `__caretz_run FILE` + "\r" to run the commands
 // in FILE in the shell itself: the command-start mark, the output, then the command-done mark
 // with FILE's status. __caretz_run is an alias in bash and zsh and a function without scope

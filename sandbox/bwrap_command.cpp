@@ -44,8 +44,35 @@ public:
         rebuild("/");
         for (const auto& w : writable_)
             if (!rebuilt_.count(w) && !bound_.count(w)) add({"--bind", w, w});
-        for (const auto& p : policy_.protected_paths)
-            if (auto real = fs_.real_path(p)) add({"--ro-bind", *real, *real});
+        for (const auto& p : policy_.protected_paths) {
+            auto real = fs_.real_path(p);
+            if (!real) continue;
+            // A bind mount cannot be renamed or removed (EBUSY), so binding each folder between
+            // the writable root and the protected path onto itself keeps `.git` from being moved
+            // aside and replaced by one with hooks of the sandbox's choosing.
+            for (const auto& w : writable_) {
+                if (!path_within(*real, w) || *real == w) continue;
+                std::vector<std::string> between;
+                for (std::string a = parent_of(*real); a != w && a.size() > w.size(); a = parent_of(a))
+                    between.push_back(a);
+                for (auto it = between.rbegin(); it != between.rend(); ++it)
+                    if (held_.insert(*it).second) add({"--bind", *it, *it});
+            }
+            add({"--ro-bind", *real, *real});
+        }
+        for (const auto& w : writable_) {
+            const std::string git = join_path(w, ".git");
+            switch (fs_.type(git)) {
+                case HostFs::Type::file:  // a worktree's gitfile: it names the git folder
+                    add({"--ro-bind", git, git});
+                    break;
+                case HostFs::Type::missing:  // no repository yet: none may be made here
+                    add({"--tmpfs", git, "--remount-ro", git});
+                    break;
+                default:
+                    break;
+            }
+        }
         if (policy_.allow_docker) bind_docker_socket();
         add({"--remount-ro", "/", "--chdir", cwd});
         return std::move(args_);
@@ -97,6 +124,7 @@ private:
     std::set<std::string> hidden_;
     std::set<std::string> rebuilt_;
     std::set<std::string> bound_;
+    std::set<std::string> held_;
     std::vector<std::string> writable_;
     std::vector<std::string> args_;
 };

@@ -1,9 +1,47 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds with warnings as errors, and runs the whole test suite.
+# Installs what is missing, builds with warnings as errors, and runs the whole test suite (build/).
+# Then builds once more with AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/) and
+# runs the unit and end-to-end tests under it, and builds the libFuzzer targets with clang
+# (build-fuzz/) and runs each for a short while. Every step runs even when an earlier one fails;
+# the exit status says whether all passed.
 # Runs as root: the end-to-end tests create an unprivileged user and run Caretz as that user.
+# Arguments go to the ctest runs of build/ and build-asan/ (e.g. -R unit_).
+# CARETZ_TEST_SANITIZE=0 and CARETZ_TEST_FUZZ=0 skip those steps.
 set -euo pipefail
 top="$(cd "$(dirname "$0")/.." && pwd)"
 "$top/tools/setup.sh" --test
 "$top/tools/build.sh" -DCARETZ_WERROR=ON -DBUILD_TESTING=ON
-cd "$top/build"
-exec ctest --output-on-failure --timeout 600 "$@"
+
+status=0
+step() { printf '\n== %s\n' "$*" >&2; }
+elapsed() { printf '== %s took %ds\n' "$1" $((SECONDS - $2)) >&2; }
+
+start=$SECONDS
+step "tests (build/)"
+(cd "$top/build" && ctest --output-on-failure --timeout 600 "$@") || status=1
+elapsed "tests" "$start"
+
+if [[ ${CARETZ_TEST_SANITIZE:-1} != 0 ]]; then
+    start=$SECONDS
+    step "tests under AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/)"
+    cmake -S "$top" -B "$top/build-asan" -G Ninja -DCARETZ_WERROR=ON -DBUILD_TESTING=ON \
+        -DCARETZ_SANITIZE=ON >/dev/null
+    cmake --build "$top/build-asan" -j"$(nproc)"
+    # The e2e_setup fixture of this build installs the sanitized binary for the end-to-end tests.
+    (cd "$top/build-asan" &&
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+            ctest --output-on-failure --timeout 900 "$@") || status=1
+    elapsed "sanitizer build and tests" "$start"
+fi
+
+if [[ ${CARETZ_TEST_FUZZ:-1} != 0 ]]; then
+    start=$SECONDS
+    step "fuzz targets, a short run of each (build-fuzz/)"
+    CC=clang CXX=clang++ cmake -S "$top" -B "$top/build-fuzz" -G Ninja -DBUILD_TESTING=ON \
+        -DCARETZ_FUZZ=ON >/dev/null
+    cmake --build "$top/build-fuzz" --target fuzz -j"$(nproc)"
+    (cd "$top/build-fuzz" && ctest --output-on-failure -L fuzz -j"$(nproc)") || status=1
+    elapsed "fuzzing" "$start"
+fi
+
+exit "$status"

@@ -68,7 +68,8 @@ check_screen "/allowances lists none after Allow once" "No command is allowed ou
 type_line "/quit"
 check_screen "/quit leaves Caretz with status 0" "CARETZ-EXITED 0"
 
-transcript=$(ls -t "$E2E_HOME"/.local/state/caretz/sessions/*.jsonl 2>/dev/null | head -1)
+# Other tests may write transcripts at the same time: take the one whose session ran here.
+transcript=$(grep -l "\"cwd\":\"$ws\"" "$E2E_HOME"/.local/state/caretz/sessions/*.jsonl 2>/dev/null | head -1)
 check "a transcript was written under ~/.local/state/caretz/sessions" test -n "$transcript"
 lines=$(cat "$transcript" 2>/dev/null)
 check "the transcript records the sandboxed attempt after Deny" \

