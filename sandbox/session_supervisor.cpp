@@ -20,6 +20,7 @@
 
 #include "hooks/shell_launch.h"
 #include "pty/pty.h"
+#include "pty/utmp_record.h"
 #include "pty/unique_fd.h"
 #include "sandbox/environment.h"
 #include "sandbox/spawn.h"
@@ -266,6 +267,9 @@ private:
             cwd = parts[3];
         }
         pty_.emplace(Pty::open(size_));
+        // Registered in utmp where the system lets libutempter's helper run; in a sandbox
+        // without new privileges it cannot, and that fails silently.
+        utmp_.emplace(pty_->master(), "caretz");
         master_closed_ = false;
         ::fcntl(pty_->master(), F_SETFL, ::fcntl(pty_->master(), F_GETFL) | O_NONBLOCK);
         ShellLaunch launch = shell_launch(setup_.shell, std::string(kRuntimeDir) + "/hooks",
@@ -349,6 +353,7 @@ private:
         ssize_t n;
         while ((n = ::read(pty_->master(), buf, sizeof buf)) > 0)
             send_frame(control_, Frame::output, std::string_view(buf, static_cast<size_t>(n)));
+        utmp_.reset();
         pty_.reset();
         master_closed_ = false;
         send_frame(control_, Frame::shell_exited, std::to_string(shell_status_));
@@ -359,6 +364,7 @@ private:
     SessionSetup setup_;
     JobRunner jobs_;
     std::optional<Pty> pty_;
+    std::optional<UtmpRecord> utmp_;
     WindowSize size_;
     pid_t shell_pid_ = -1;
     int shell_status_ = 0;
