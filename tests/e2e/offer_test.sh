@@ -8,9 +8,9 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
 ws=$(new_workspace)
-outside="$E2E_HOME/outside-$$"
+# A name never used before, so no earlier run's audit lines can match its commands.
+outside=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/outside.XXXXXXXX")
 audit="$E2E_HOME/.local/state/caretz/audit.jsonl"
-runuser -u "$E2E_USER" -- mkdir -p "$outside"
 cleanup() {
     tmux_ kill-server 2>/dev/null
     rm -rf "$ws" "$outside" /etc/caretz-e2e-sudo-$$
