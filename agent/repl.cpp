@@ -30,11 +30,7 @@ void on_sigwinch(int) {
 
 std::optional<WindowSize> take_resize() {
     if (!window_resized.exchange(false)) return std::nullopt;
-    try {
-        return window_size(STDOUT_FILENO);
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
+    return terminal_size(STDOUT_FILENO);
 }
 
 constexpr const char* kHelp =
@@ -203,11 +199,7 @@ int run_interactive(const ReplConfig& config) {
 
     Repl repl(config, &modes, ViewTargets{STDOUT_FILENO, STDOUT_FILENO, STDOUT_FILENO, ""});
     LineEditor editor(STDIN_FILENO, STDOUT_FILENO, [] {
-        try {
-            return static_cast<int>(window_size(STDOUT_FILENO).cols);
-        } catch (const std::exception&) {
-            return 80;
-        }
+        return static_cast<int>(terminal_size(STDOUT_FILENO).value_or(WindowSize{}).cols);
     });
     write_all(STDOUT_FILENO, "Caretz: commands run in a sandbox; model " + config.model.model +
                                  ". Type /help for help.\n");

@@ -11,13 +11,7 @@ namespace caretz {
 namespace {
 
 // Without a terminal, a wide window keeps programs from wrapping or cutting lines.
-WindowSize output_size() {
-    try {
-        return window_size(STDOUT_FILENO);
-    } catch (const std::exception&) {
-        return WindowSize{40, 160};
-    }
-}
+WindowSize output_size() { return terminal_size(STDOUT_FILENO).value_or(WindowSize{40, 160}); }
 
 // The audit log and the session transcripts record every offer and its answer. A command must
 // not read them back from inside the sandbox (after a Deny, nothing may tell the model that an

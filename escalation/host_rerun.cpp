@@ -70,12 +70,7 @@ int copy_until_exit(pid_t pid, int fd, const std::function<void(std::string_view
 
 int rerun_on_terminal(const RerunCommand& cmd, int tty_fd, TerminalModes& modes,
                       const std::function<void(std::string_view)>& on_output) {
-    WindowSize size{24, 80};
-    try {
-        size = window_size(tty_fd);
-    } catch (const std::exception&) {
-    }
-    Pty capture = Pty::open(size);
+    Pty capture = Pty::open(terminal_size(tty_fd).value_or(WindowSize{}));
     ExecArgs args(cmd);
     modes.restore();
 

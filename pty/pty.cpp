@@ -62,4 +62,12 @@ bool attach_controlling_terminal(int slave_fd) noexcept {
     return true;
 }
 
+std::optional<WindowSize> terminal_size(int fd) noexcept {
+    try {
+        return window_size(fd);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
 }  // namespace caretz

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "pty/unique_fd.h"
@@ -41,6 +42,9 @@ void set_window_size(int fd, WindowSize size);
 
 // The window size of the terminal behind `fd`. Throws std::system_error on failure.
 WindowSize window_size(int fd);
+
+// The window size of the terminal behind `fd`, or nullopt when `fd` is no terminal.
+std::optional<WindowSize> terminal_size(int fd) noexcept;
 
 // For a freshly forked child, before exec: starts a new session, makes `slave_fd` its
 // controlling terminal and its stdin, stdout and stderr, and closes the original descriptor.

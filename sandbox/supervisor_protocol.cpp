@@ -1,27 +1,17 @@
 #include "sandbox/supervisor_protocol.h"
 
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+
+#include "pty/fd_io.h"
 
 namespace caretz {
 
 namespace {
 
 constexpr size_t kHeader = 5;
-
-bool write_fully(int fd, const char* data, size_t size) {
-    while (size > 0) {
-        ssize_t n = ::write(fd, data, size);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        data += n;
-        size -= static_cast<size_t>(n);
-    }
-    return true;
-}
 
 }  // namespace
 
@@ -32,7 +22,7 @@ bool send_frame(int fd, Frame type, std::string_view payload) {
     for (int i = 0; i < 4; ++i) header[1 + i] = static_cast<char>((len >> (8 * i)) & 0xff);
     std::string frame(header, kHeader);
     frame.append(payload);
-    return write_fully(fd, frame.data(), frame.size());
+    return write_all(fd, frame);
 }
 
 std::string encode_job_report(const JobReport& report) {
