@@ -61,9 +61,10 @@ check "an interactive program gets the keys too" wait_for_screen $'\nhello' 15
 
 type_line '!echo sleeping; sleep 30'
 wait_for_screen $'\nsleeping' 5
-# A Ctrl-C that lands while bash is still forking `sleep` is lost, in any terminal; give the
-# child a moment to start, as a person pressing the key would.
-sleep 1
+# A Ctrl-C that lands while bash is still forking `sleep` is lost, in any terminal: press it
+# once `sleep` runs, as a person watching the screen would.
+for _ in $(seq 50); do pgrep -u "$E2E_USER" -fx 'sleep 30' >/dev/null && break; sleep 0.1; done
+sleep 0.3
 tmux_ send-keys -t main C-c
 check "Ctrl-C interrupts the command with status 130" wait_for_screen "[exit 130]" 5
 type_line '!echo after-ctrl-c'
