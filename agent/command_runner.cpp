@@ -3,11 +3,11 @@
 namespace caretz {
 
 CommandRunner::CommandRunner(const SandboxSpec& spec, bool fresh_per_command,
-                             CommandPipeline::Options options, UserTerminal terminal)
+                             CommandPipeline::Options options, Approver* approver)
     : spec_(spec),
       fresh_per_command_(fresh_per_command),
       options_(std::move(options)),
-      terminal_(terminal) {
+      approver_(approver) {
     normal_.spec = spec;
     normal_.spec.policy.read_only = false;
     plan_.spec = spec;
@@ -19,7 +19,7 @@ CommandRunner::Slot& CommandRunner::open(bool plan_mode) {
     if (!slot.sandbox) {
         slot.sandbox = open_sandbox(slot.spec, fresh_per_command_);
         slot.pipeline = std::make_unique<CommandPipeline>(*slot.sandbox, slot.spec, options_,
-                                                          allowances_, terminal_);
+                                                          allowances_, approver_);
     }
     return slot;
 }

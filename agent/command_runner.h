@@ -20,7 +20,7 @@ public:
     // `spec` is the session's sandbox; its read-only flag is ignored, since plan mode picks
     // the sandbox per command.
     CommandRunner(const SandboxSpec& spec, bool fresh_per_command, CommandPipeline::Options options,
-                  UserTerminal terminal);
+                  Approver* approver);
     CommandRunner(const CommandRunner&) = delete;
     CommandRunner& operator=(const CommandRunner&) = delete;
 
@@ -72,7 +72,7 @@ private:
     SandboxSpec spec_;
     bool fresh_per_command_;
     CommandPipeline::Options options_;
-    UserTerminal terminal_;
+    Approver* approver_;
     SessionAllowances allowances_;
     Slot normal_;
     Slot plan_;

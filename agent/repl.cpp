@@ -15,6 +15,7 @@
 #include "agent/tool_result.h"
 #include "agent/transcript.h"
 #include "escalation/offer.h"
+#include "escalation/terminal_approver.h"
 #include "pty/fd_io.h"
 #include "pty/terminal_modes.h"
 
@@ -58,8 +59,11 @@ public:
         : config_(config),
           interactive_(modes != nullptr),
           plan_mode_(config.plan_mode),
+          approver_(modes ? std::make_optional<TerminalApprover>(STDIN_FILENO, *modes,
+                                                                 config.permission_timeout)
+                          : std::nullopt),
           commands_(config.sandbox, config.fresh_per_command, config.pipeline,
-                    UserTerminal{interactive_ ? STDIN_FILENO : -1, modes}),
+                    approver_ ? &*approver_ : nullptr),
           model_(config.model),
           transcript_(config.transcript_path, transcript_header(config)),
           services_{model_,
@@ -180,6 +184,7 @@ private:
     const ReplConfig& config_;
     bool interactive_;
     bool plan_mode_;
+    std::optional<TerminalApprover> approver_;
     CommandRunner commands_;
     ModelClient model_;
     Transcript transcript_;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
 
 #include "agent/model_settings.h"
@@ -13,6 +15,7 @@ struct ReplConfig {
     bool fresh_per_command = false;  // --no-session
     bool plan_mode = false;          // --plan; /plan toggles it
     CommandPipeline::Options pipeline;
+    std::optional<std::chrono::seconds> permission_timeout;  // for the offer on the terminal
     ModelSettings model;
     std::string first_prompt;     // -p
     bool print = false;           // --print

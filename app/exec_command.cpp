@@ -8,6 +8,7 @@
 
 #include "app/sandbox_spec.h"
 #include "escalation/command_pipeline.h"
+#include "escalation/terminal_approver.h"
 #include "pty/fd_io.h"
 #include "sandbox/spawn.h"
 
@@ -18,14 +19,16 @@ namespace {
 std::string outcome_json(const CommandOutcome& outcome) {
     nlohmann::json refusals = nlohmann::json::array();
     for (const auto& r : outcome.refusals)
-        refusals.push_back({{"kind", to_string(r.kind)}, {"subject", r.subject}, {"evidence", r.evidence}});
-    nlohmann::json out = {{"exit_code", outcome.exit_code},
-                          {"output", outcome.output},
-                          {"cwd", outcome.cwd},
-                          {"ran", outcome.ran_on_host ? "host" : "sandbox"},
-                          {"refusals", refusals},
-                          {"decision", outcome.decision ? nlohmann::json(to_string(*outcome.decision))
-                                                        : nlohmann::json(nullptr)}};
+        refusals.push_back(
+            {{"kind", to_string(r.kind)}, {"subject", r.subject}, {"evidence", r.evidence}});
+    nlohmann::json out = {
+        {"exit_code", outcome.exit_code},
+        {"output", outcome.output},
+        {"cwd", outcome.cwd},
+        {"ran", outcome.ran_on_host ? "host" : "sandbox"},
+        {"refusals", refusals},
+        {"decision", outcome.decision ? nlohmann::json(to_string(*outcome.decision))
+                                      : nlohmann::json(nullptr)}};
     return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -34,7 +37,6 @@ std::string outcome_json(const CommandOutcome& outcome) {
 CommandPipeline::Options pipeline_options(const Settings& settings, const UserContext& user) {
     CommandPipeline::Options options;
     options.ask_sandbox_off = settings.ask_sandbox_off;
-    options.permission_timeout = settings.permission_timeout;
     options.session_id = random_hex(8);
     options.shell = user.shell;
     options.audit_path = AuditLog::default_path(user.home);
@@ -61,8 +63,10 @@ int run_exec(const CommandLine& cl, const Settings& settings) {
     try {
         auto sandbox = open_sandbox(spec, cl.no_session);
         SessionAllowances allowances;
+        std::optional<TerminalApprover> approver;
+        if (modes) approver.emplace(STDIN_FILENO, *modes, settings.permission_timeout);
         CommandPipeline pipeline(*sandbox, spec, pipeline_options(settings, user), allowances,
-                                 UserTerminal{on_terminal ? STDIN_FILENO : -1, modes.get()});
+                                 approver ? &*approver : nullptr);
         outcome = pipeline.run(CommandRequest{cl.command, CommandSource::user, cl.plan}, io);
     } catch (const SandboxStartError& e) {
         modes.reset();

@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
     repl.fresh_per_command = cl.no_session;
     repl.plan_mode = cl.plan;
     repl.pipeline = pipeline_options(*settings, user);
+    repl.permission_timeout = settings->permission_timeout;
     repl.model = resolve_model_settings(ModelFlags{cl.provider, cl.model, cl.base_url}, user.env);
     repl.first_prompt = cl.prompt;
     repl.print = cl.print;

@@ -17,10 +17,14 @@ namespace {
 
 std::string_view source_name(CommandSource s) {
     switch (s) {
-        case CommandSource::user: return "user";
-        case CommandSource::model: return "model";
-        case CommandSource::subagent: return "subagent";
-        case CommandSource::background: return "background";
+        case CommandSource::user:
+            return "user";
+        case CommandSource::model:
+            return "model";
+        case CommandSource::subagent:
+            return "subagent";
+        case CommandSource::background:
+            return "background";
     }
     return "user";
 }
@@ -36,12 +40,12 @@ std::string refusal_notice(const std::vector<Refusal>& refusals, const std::stri
 }
 
 CommandPipeline::CommandPipeline(Sandbox& sandbox, const SandboxSpec& spec, Options options,
-                                 SessionAllowances& allowances, UserTerminal terminal)
+                                 SessionAllowances& allowances, Approver* approver)
     : sandbox_(sandbox),
       spec_(spec),
       options_(std::move(options)),
       allowances_(allowances),
-      terminal_(terminal),
+      approver_(approver),
       audit_(options_.audit_path) {}
 
 std::string CommandPipeline::why_nobody_is_asked(const CommandRequest& request) const {
@@ -49,14 +53,18 @@ std::string CommandPipeline::why_nobody_is_asked(const CommandRequest& request) 
     if (request.plan_mode) return "plan mode never runs commands outside the sandbox";
     if (request.source == CommandSource::subagent) return "subagents never ask";
     if (request.source == CommandSource::background) return "background commands never ask";
-    if (!terminal_.modes) return "there is no terminal to ask on";
+    if (!approver_) return "there is no terminal to ask on";
     return "";
 }
 
 CommandOutcome CommandPipeline::run(const CommandRequest& request, const CommandIo& io) {
     if (allowances_.covers(request.command) && why_nobody_is_asked(request).empty()) {
-        AuditEntry entry{options_.session_id, std::string(source_name(request.source)),
-                         request.command, sandbox_.cwd(), {}, Decision::session_allowance};
+        AuditEntry entry{options_.session_id,
+                         std::string(source_name(request.source)),
+                         request.command,
+                         sandbox_.cwd(),
+                         {},
+                         Decision::session_allowance};
         if (audit_written(entry)) return run_on_host(request, entry);
     }
 
@@ -90,7 +98,8 @@ CommandOutcome CommandPipeline::run(const CommandRequest& request, const Command
     if (outcome.refusals.empty()) return outcome;
 
     AuditEntry entry{options_.session_id, std::string(source_name(request.source)),
-                     request.command, result.cwd, outcome.refusals, Decision::deny};
+                     request.command,     result.cwd,
+                     outcome.refusals,    Decision::deny};
     std::string why = why_nobody_is_asked(request);
     if (!why.empty()) {
         std::fputs(refusal_notice(outcome.refusals, why).c_str(), stderr);
@@ -102,9 +111,7 @@ CommandOutcome CommandPipeline::run(const CommandRequest& request, const Command
         return outcome;
     }
 
-    Decision decision = ask_on_terminal(terminal_.fd, STDOUT_FILENO,
-                                        offer_text(request.command, result.cwd, outcome.refusals),
-                                        options_.permission_timeout);
+    Decision decision = approver_->ask_sandbox_off({request.command, result.cwd, outcome.refusals});
     entry.decision = decision;
     if (!audit_written(entry)) decision = Decision::deny;
     outcome.decision = decision;
@@ -131,9 +138,9 @@ CommandOutcome CommandPipeline::run_on_host(const CommandRequest& request,
 
     OutputCapture capture(spec_.size.cols);
     RerunCommand rerun{options_.shell, request.command, entry.cwd, spec_.env};
-    // Only a user at a terminal can approve (why_nobody_is_asked), so there is one here.
-    outcome.exit_code = rerun_on_terminal(rerun, terminal_.fd, *terminal_.modes,
-                                          [&](std::string_view bytes) { capture.append(bytes); });
+    // Only the user can approve (why_nobody_is_asked), so there is an approver here.
+    outcome.exit_code =
+        approver_->rerun(rerun, [&](std::string_view bytes) { capture.append(bytes); });
     outcome.output = capture.text();
     audit_.append_rerun_exit(entry, outcome.exit_code);
     return outcome;

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "escalation/approver.h"
 #include "escalation/audit_log.h"
 #include "escalation/decision.h"
 #include "escalation/refusal.h"
 #include "escalation/session_allowances.h"
-#include "pty/terminal_modes.h"
 #include "sandbox/sandbox.h"
 
 namespace caretz {
@@ -35,26 +35,20 @@ struct CommandOutcome {
     std::optional<Decision> decision;  // nullopt when nothing was decided
 };
 
-// Where the user can be asked, if anywhere.
-struct UserTerminal {
-    int fd = -1;                    // the terminal, in raw mode, owned by `modes`
-    TerminalModes* modes = nullptr;
-};
-
 // One command's journey (DESIGN.md section 3): a session allowance, or the sandbox; then
 // refusal detection; then, when the user may be asked, the offer; the audit line; the rerun.
 class CommandPipeline {
 public:
     struct Options {
         bool ask_sandbox_off = false;
-        std::optional<std::chrono::seconds> permission_timeout;
         std::string session_id;
         std::string shell;
         std::string audit_path;
     };
 
+    // `approver` is the user, or nullptr when nobody can be asked (no terminal, --print).
     CommandPipeline(Sandbox& sandbox, const SandboxSpec& spec, Options options,
-                    SessionAllowances& allowances, UserTerminal terminal);
+                    SessionAllowances& allowances, Approver* approver);
 
     // Runs the request. `show` receives the output for the user's screen as it comes (the
     // sandboxed attempt's and a rerun's); `io` carries the terminal input and resizes.
@@ -71,7 +65,7 @@ private:
     const SandboxSpec& spec_;
     Options options_;
     SessionAllowances& allowances_;
-    UserTerminal terminal_;
+    Approver* approver_;
     AuditLog audit_;
 };
 

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <chrono>
+#include <optional>
+
+#include "escalation/approver.h"
+#include "pty/terminal_modes.h"
+
+namespace caretz {
+
+// The user at Caretz's own terminal: offers are shown on it and answered with a key, and an
+// approved rerun gets the terminal (see rerun_on_terminal).
+class TerminalApprover : public Approver {
+public:
+    // `fd` is the terminal, in raw mode, owned by `modes`.
+    TerminalApprover(int fd, TerminalModes& modes, std::optional<std::chrono::seconds> timeout);
+
+    Decision ask_sandbox_off(const SandboxOffOffer& offer) override;
+    Decision ask_network(const NetworkRequest& request) override;
+    int rerun(const RerunCommand& command,
+              const std::function<void(std::string_view)>& on_output) override;
+
+private:
+    int fd_;
+    TerminalModes& modes_;
+    std::optional<std::chrono::seconds> timeout_;
+};
+
+}  // namespace caretz
