@@ -97,7 +97,9 @@ bool Agent::run_tool_calls(const std::vector<ToolCall>& calls, bool plan_mode,
             result.record = {{"ran", "none"}, {"error", "interrupted"}};
         } else {
             result = runner.run(call, plan_mode, interrupt);
-            stop = result.interrupted || interrupt.requested();
+            // check(), not requested(): a stop that came while nothing watched the input (an
+            // offer was open) must keep the next call from running.
+            stop = result.interrupted || interrupt.check();
         }
         conversation_.push_back({Message::Role::tool, result.content, {}, call.id});
         nlohmann::json entry = result.record;

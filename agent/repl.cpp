@@ -43,14 +43,6 @@ constexpr const char* kHelp =
     "/help        this text\n"
     "/quit        leave Caretz (Ctrl-D too)\n";
 
-nlohmann::json transcript_header(const ReplConfig& config) {
-    return {{"session_id", config.pipeline.session_id},
-            {"provider", config.model.provider == Provider::anthropic ? "anthropic" : "openai"},
-            {"model", config.model.model},
-            {"base_url", config.model.base_url},
-            {"cwd", config.sandbox.cwd}};
-}
-
 // One Caretz session: its sandboxes, the model, the transcript and the main agent. Lines come
 // in from whichever front end runs it.
 class Repl {
@@ -65,7 +57,8 @@ public:
           commands_(config.sandbox, config.fresh_per_command, config.pipeline,
                     approver_ ? &*approver_ : nullptr),
           model_(config.model),
-          transcript_(config.transcript_path, transcript_header(config)),
+          transcript_(config.transcript_path, transcript_header(config.pipeline.session_id,
+                                                                config.model, config.sandbox.cwd)),
           services_{model_,
                     commands_,
                     transcript_,

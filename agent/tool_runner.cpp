@@ -41,7 +41,7 @@ ToolOutcome ToolRunner::run(const ToolCall& call, bool plan_mode, TurnInterrupt&
 
 ToolOutcome ToolRunner::run_shell(const std::string& command, bool plan_mode,
                                   TurnInterrupt& interrupt) {
-    view_.activity("$ " + shown_escaped(command));
+    view_.command_started(command, false);
     CommandIo io;
     io.input_fd = services_.input_fd;
     io.stdin_from_terminal = false;
@@ -52,13 +52,13 @@ ToolOutcome ToolRunner::run_shell(const std::string& command, bool plan_mode,
     try {
         outcome = services_.commands.run(CommandRequest{command, source_, plan_mode}, io);
     } catch (const SandboxStartError& e) {
-        view_.notice(e.what());
+        view_.command_failed(e.what());
         return error_outcome(std::string("the sandbox could not run the command: ") + e.what());
     }
-    if (outcome.exit_code != 0) view_.activity("[exit " + std::to_string(outcome.exit_code) + "]");
     ToolOutcome out;
     out.interrupted = interrupt.requested();
     out.content = command_result_text(outcome, out.interrupted);
+    view_.command_finished(outcome.exit_code, out.content);
     out.record = {{"command", command},
                   {"ran", outcome.ran_on_host ? "host" : "sandbox"},
                   {"exit_code", outcome.exit_code},
@@ -68,12 +68,12 @@ ToolOutcome ToolRunner::run_shell(const std::string& command, bool plan_mode,
 }
 
 ToolOutcome ToolRunner::start_job(const std::string& command, bool plan_mode) {
-    view_.activity("$ " + shown_escaped(command) + "   (background job)");
+    view_.command_started(command, true);
     if (!services_.commands.has_background_jobs()) {
         std::string why =
             "background jobs need session mode, and Caretz runs with --no-session (a fresh "
             "sandbox per command, so nothing keeps running between commands)";
-        view_.notice(why);
+        view_.command_failed(why);
         return error_outcome(why + "; run the command in the foreground instead");
     }
     try {
@@ -87,9 +87,10 @@ ToolOutcome ToolRunner::start_job(const std::string& command, bool plan_mode) {
                       {"background", true},
                       {"job_id", id},
                       {"plan_mode", plan_mode}};
+        view_.command_finished(0, out.content);
         return out;
     } catch (const SandboxStartError& e) {
-        view_.notice(e.what());
+        view_.command_failed(e.what());
         return error_outcome(std::string("the background job did not start: ") + e.what());
     }
 }

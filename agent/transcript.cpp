@@ -12,6 +12,15 @@
 
 namespace caretz {
 
+nlohmann::json transcript_header(const std::string& session_id, const ModelSettings& model,
+                                 const std::string& cwd) {
+    return {{"session_id", session_id},
+            {"provider", model.provider == Provider::anthropic ? "anthropic" : "openai"},
+            {"model", model.model},
+            {"base_url", model.base_url},
+            {"cwd", cwd}};
+}
+
 std::string Transcript::sessions_dir(const std::string& home) {
     // Beside the audit log, in Caretz's state folder.
     return std::filesystem::path(AuditLog::default_path(home)).parent_path() / "sessions";

@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "agent/model_settings.h"
+
 namespace caretz {
 
 // The session's transcript: one JSON object per line (the user's prompts, the model's
@@ -34,5 +36,9 @@ private:
     bool started_ = false;
     std::string problem_;
 };
+
+// What a session's transcript starts with: the session, the model and the workspace.
+nlohmann::json transcript_header(const std::string& session_id, const ModelSettings& model,
+                                 const std::string& cwd);
 
 }  // namespace caretz

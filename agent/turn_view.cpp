@@ -74,7 +74,9 @@ void TurnView::start_line(int fd) {
 }
 
 void TurnView::answer(std::string_view text) {
+    if (!targets_.answers) return;
     write(targets_.answer_fd, filter_.feed(text));
+    if (targets_.listener) targets_.listener->answer(text);
 }
 
 void TurnView::end_answer() {
@@ -87,8 +89,24 @@ void TurnView::activity(const std::string& line) {
     write(targets_.activity_fd, styled_ ? kDim + text + kPlain + "\n" : text + "\n");
 }
 
+void TurnView::command_started(const std::string& command, bool background) {
+    activity("$ " + shown_escaped(command) + (background ? "   (background job)" : ""));
+    if (targets_.listener) targets_.listener->command_started(command, background);
+}
+
+void TurnView::command_finished(int exit_code, const std::string& result) {
+    if (exit_code != 0) activity("[exit " + std::to_string(exit_code) + "]");
+    if (targets_.listener) targets_.listener->command_finished(exit_code == 0, result);
+}
+
+void TurnView::command_failed(const std::string& error) {
+    notice(error);
+    if (targets_.listener) targets_.listener->command_finished(false, error);
+}
+
 void TurnView::command_output(std::string_view bytes) {
     write(targets_.output_fd, bytes);
+    if (targets_.listener) targets_.listener->command_output(bytes);
 }
 
 void TurnView::notice(const std::string& line) {
@@ -99,6 +117,7 @@ void TurnView::notice(const std::string& line) {
 TurnView TurnView::for_subagent(int number) const {
     ViewTargets sub = targets_;
     sub.answer_fd = -1;
+    sub.answers = false;
     sub.prefix = targets_.prefix + "[subagent " + std::to_string(number) + "] ";
     return TurnView(sub);
 }

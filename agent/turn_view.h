@@ -17,12 +17,29 @@ private:
     std::string pending_;
 };
 
+// A front end without a terminal (an ACP client) that follows a turn as events rather than
+// as text on a descriptor. Called on the thread that runs the turn.
+class TurnListener {
+public:
+    virtual ~TurnListener() = default;
+    // The model's text as it streams (the main agent's only).
+    virtual void answer(std::string_view text) = 0;
+    // A shell command the model asked for starts; `background` for a background job.
+    virtual void command_started(const std::string& command, bool background) = 0;
+    // What it prints while it runs in the sandbox, as raw terminal bytes.
+    virtual void command_output(std::string_view bytes) = 0;
+    // It ended: whether it succeeded, and the result as the model reads it.
+    virtual void command_finished(bool succeeded, const std::string& result) = 0;
+};
+
 // Where the parts of a turn go. -1 drops that part.
 struct ViewTargets {
     int answer_fd = -1;    // the model's text, streamed
     int activity_fd = -1;  // Caretz's lines: what runs, retries, errors
     int output_fd = -1;    // what commands print while they run
     std::string prefix;    // put before activity lines (a subagent's are marked)
+    TurnListener* listener = nullptr;
+    bool answers = true;  // false for a subagent, whose text is its result, not the answer
 };
 
 // Shows a turn as it happens.
@@ -35,6 +52,11 @@ public:
     void end_answer();
     // A line saying what runs (a command, a job request).
     void activity(const std::string& line);
+    // A shell command of the model's starts, and ends with its exit status and the result the
+    // model reads; `failed` is for a command that could not run at all.
+    void command_started(const std::string& command, bool background);
+    void command_finished(int exit_code, const std::string& result);
+    void command_failed(const std::string& error);
     void command_output(std::string_view bytes);
     // A line from Caretz itself: "caretz: " + line.
     void notice(const std::string& line);

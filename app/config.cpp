@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "app/duration.h"
+#include "sandbox/network_policy.h"
 
 namespace caretz {
 
@@ -68,7 +69,9 @@ private:
             } else if (key == "hidden") {
                 layer.hidden = strings(value, path);
             } else if (key == "allowed_domains") {
-                layer.allowed_domains = strings(value, path);
+                layer.allowed_domains = domains(value, path);
+            } else if (key == "denied_domains") {
+                layer.denied_domains = domains(value, path);
             } else if (key == "env") {
                 layer.env = string_map(value, path);
             } else {
@@ -96,6 +99,18 @@ private:
             if (!item.is_string()) fail(path, "must be a list of strings");
             out.push_back(item.get<std::string>());
         }
+        return out;
+    }
+
+    // Host patterns for the network proxy; a pattern that cannot match anything (a URL, a
+    // path) is a mistake worth stopping for, not a silently useless entry.
+    std::vector<std::string> domains(const json& value, const std::vector<std::string>& path) {
+        std::vector<std::string> out = strings(value, path);
+        for (const auto& entry : out)
+            if (!parse_domain_pattern(entry))
+                fail(path, "has \"" + entry +
+                               "\", which is not a host such as \"example.com\", "
+                               "\"*.example.com\" or \"example.com:443\"");
         return out;
     }
 
@@ -133,6 +148,7 @@ void lay_over(ConfigLayer& below, const ConfigLayer& above) {
     if (above.hidden) below.hidden = above.hidden;
     if (above.env) below.env = above.env;
     if (above.allowed_domains) below.allowed_domains = above.allowed_domains;
+    if (above.denied_domains) below.denied_domains = above.denied_domains;
 }
 
 std::map<std::string, ConfigLayer> builtin_profiles() {
@@ -214,6 +230,7 @@ Settings merge_settings(const ConfigFile& config, const std::optional<ConfigLaye
     settings.sandbox.hidden = merged.hidden.value_or(std::vector<std::string>{});
     settings.sandbox.env = merged.env.value_or(std::map<std::string, std::string>{});
     settings.sandbox.allowed_domains = merged.allowed_domains.value_or(std::vector<std::string>{});
+    settings.sandbox.denied_domains = merged.denied_domains.value_or(std::vector<std::string>{});
     return settings;
 }
 

@@ -27,6 +27,7 @@ struct ConfigLayer {
     std::optional<std::vector<std::string>> hidden;
     std::optional<std::map<std::string, std::string>> env;
     std::optional<std::vector<std::string>> allowed_domains;
+    std::optional<std::vector<std::string>> denied_domains;
 };
 
 struct ConfigFile {

@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "agent/acp_server.h"
 #include "agent/model_settings.h"
 #include "agent/repl.h"
 #include "agent/transcript.h"
@@ -9,6 +10,7 @@
 #include "app/exec_command.h"
 #include "app/sandbox_spec.h"
 #include "app/user_context.h"
+#include "sandbox/network_forwarder.h"
 #include "sandbox/session_supervisor.h"
 
 using namespace caretz;
@@ -31,11 +33,33 @@ std::optional<Settings> load_settings(const CommandLine& cl) {
     }
 }
 
+// `caretz acp`: the same flags and config as the REPL; each session the client opens gets a
+// sandbox whose workspace is the folder the client names.
+int run_acp(const CommandLine& cl, const Settings& settings) {
+    UserContext user = current_user_context();
+    AcpConfig acp;
+    acp.sandbox_for = [&cl, &settings, user](const std::string& cwd) {
+        UserContext in_workspace = user;
+        in_workspace.cwd = cwd;
+        return sandbox_spec_for(cl, settings, in_workspace);
+    };
+    acp.new_pipeline_options = [&settings, user] { return pipeline_options(settings, user); };
+    acp.fresh_per_command = cl.no_session;
+    acp.plan_mode = cl.plan;
+    acp.permission_timeout = settings.permission_timeout;
+    acp.model = resolve_model_settings(ModelFlags{cl.provider, cl.model, cl.base_url}, user.env);
+    acp.sessions_dir = Transcript::sessions_dir(user.home);
+    return serve_acp_on_stdio(acp);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     // Inside the sandbox, Caretz's own binary is the session supervisor.
     if (argc == 2 && std::string_view(argv[1]) == "__supervise") return run_session_supervisor();
+    // In a per-command sandbox it runs the command and forwards the proxy port meanwhile.
+    if (argc > 2 && std::string_view(argv[1]) == "__netforward")
+        return run_network_forwarder_command(std::vector<std::string>(argv + 2, argv + argc));
     auto parsed = parse_command_line(argc, argv);
     if (auto* code = std::get_if<int>(&parsed)) return *code;
     const CommandLine& cl = std::get<CommandLine>(parsed);
@@ -45,8 +69,7 @@ int main(int argc, char** argv) {
         case Mode::exec:
             return run_exec(cl, *settings);
         case Mode::acp:
-            std::fprintf(stderr, "caretz: ACP mode is not available yet\n");
-            return 2;
+            return run_acp(cl, *settings);
         case Mode::repl:
             break;
     }

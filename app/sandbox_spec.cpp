@@ -2,16 +2,21 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "escalation/audit_log.h"
+#include "sandbox/host_fs.h"
+#include "sandbox/nested_repositories.h"
 
 namespace caretz {
 
 namespace {
 
 // Without a terminal, a wide window keeps programs from wrapping or cutting lines.
-WindowSize output_size() { return terminal_size(STDOUT_FILENO).value_or(WindowSize{40, 160}); }
+WindowSize output_size() {
+    return terminal_size(STDOUT_FILENO).value_or(WindowSize{40, 160});
+}
 
 // The audit log and the session transcripts record every offer and its answer. A command must
 // not read them back from inside the sandbox (after a Deny, nothing may tell the model that an
@@ -35,6 +40,10 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     SandboxSpec spec;
     spec.policy = make_policy(policy_settings, user.home, user.cwd, config_dir(user.home),
                               docker_host == user.env.end() ? "" : docker_host->second);
+    if (!protect_nested_repositories(spec.policy, RealHostFs()))
+        std::fprintf(stderr,
+                     "caretz: the writable folders are too large to search through for git "
+                     "repositories; hooks of repositories deep inside them are not protected\n");
     spec.env = command_environment(user.env, spec.policy.env_overlay, api_key_variables(""));
     spec.shell = user.shell;
     spec.cwd = user.cwd;

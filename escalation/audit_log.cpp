@@ -48,6 +48,17 @@ bool AuditLog::append_rerun_exit(const AuditEntry& entry, int exit_code) const {
     return write_line(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
+bool AuditLog::append_network(const std::string& session_id, const std::string& host, uint16_t port,
+                              std::string_view decision) const {
+    nlohmann::json line = {{"time", utc_timestamp()},
+                           {"event", "network"},
+                           {"session", session_id},
+                           {"host", host},
+                           {"port", port},
+                           {"decision", decision}};
+    return write_line(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
 bool AuditLog::write_line(const std::string& text) const {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "escalation/decision.h"
@@ -35,6 +37,11 @@ public:
     bool append(const AuditEntry& entry) const;
     // A "rerun_finished" line with the exit status of a command that ran outside.
     bool append_rerun_exit(const AuditEntry& entry, int exit_code) const;
+    // A "network" line: a destination outside the allowed list, and what became of it
+    // (denied_by_policy, allow_once, allow_session, session_allowance, deny, timeout,
+    // nobody_to_ask).
+    bool append_network(const std::string& session_id, const std::string& host, uint16_t port,
+                        std::string_view decision) const;
     const std::string& path() const { return path_; }
 
 private:

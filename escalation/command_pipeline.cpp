@@ -46,7 +46,33 @@ CommandPipeline::CommandPipeline(Sandbox& sandbox, const SandboxSpec& spec, Opti
       options_(std::move(options)),
       allowances_(allowances),
       approver_(approver),
-      audit_(options_.audit_path) {}
+      audit_(options_.audit_path) {
+    if (NetworkProxy* proxy = sandbox_.network_proxy()) proxy->set_approval(&network_answers_);
+}
+
+CommandPipeline::~CommandPipeline() {
+    if (NetworkProxy* proxy = sandbox_.network_proxy()) proxy->set_approval(nullptr);
+}
+
+NetworkDecision CommandPipeline::NetworkAnswers::ask(const std::string& host, uint16_t port) {
+    if (!pipeline_.approver_) return NetworkDecision::nobody_to_ask;
+    switch (pipeline_.approver_->ask_network({host, port})) {
+        case Decision::allow_once: return NetworkDecision::allow_once;
+        case Decision::allow_session: return NetworkDecision::allow_session;
+        case Decision::timeout: return NetworkDecision::timeout;
+        default: return NetworkDecision::deny;
+    }
+}
+
+bool CommandPipeline::NetworkAnswers::record(const std::string& host, uint16_t port,
+                                             NetworkDecision decision) {
+    if (pipeline_.audit_.append_network(pipeline_.options_.session_id, host, port,
+                                        to_string(decision)))
+        return true;
+    std::fprintf(stderr, "caretz: cannot write the audit log %s, so %s:%u stays blocked\n",
+                 pipeline_.audit_.path().c_str(), shown_escaped(host).c_str(), port);
+    return false;
+}
 
 std::string CommandPipeline::why_nobody_is_asked(const CommandRequest& request) const {
     if (!options_.ask_sandbox_off) return "--ask-sandbox-off is not set";
@@ -72,6 +98,9 @@ CommandOutcome CommandPipeline::run(const CommandRequest& request, const Command
     RefusalDetector detector;
     OutputLines lines([&](std::string_view line) { detector.observe_line(line); });
     CommandIo sandbox_io = io;
+    // Like the offer, the network approval is for commands the user is watching.
+    sandbox_io.may_ask_network = approver_ && (request.source == CommandSource::user ||
+                                               request.source == CommandSource::model);
     sandbox_io.on_output = [&](std::string_view bytes) {
         if (io.on_output) io.on_output(bytes);
         capture.append(bytes);

@@ -11,6 +11,7 @@
 #include "escalation/decision.h"
 #include "escalation/refusal.h"
 #include "escalation/session_allowances.h"
+#include "sandbox/network_proxy.h"
 #include "sandbox/sandbox.h"
 
 namespace caretz {
@@ -47,14 +48,30 @@ public:
     };
 
     // `approver` is the user, or nullptr when nobody can be asked (no terminal, --print).
+    // The pipeline answers the sandbox's network proxy for as long as it exists.
     CommandPipeline(Sandbox& sandbox, const SandboxSpec& spec, Options options,
                     SessionAllowances& allowances, Approver* approver);
+    ~CommandPipeline();
+    CommandPipeline(const CommandPipeline&) = delete;
+    CommandPipeline& operator=(const CommandPipeline&) = delete;
 
     // Runs the request. `show` receives the output for the user's screen as it comes (the
     // sandboxed attempt's and a rerun's); `io` carries the terminal input and resizes.
     CommandOutcome run(const CommandRequest& request, const CommandIo& io);
 
 private:
+    // The network approval (DESIGN.md section 10): the proxy asks the approver through it,
+    // and every decision goes to the audit log.
+    class NetworkAnswers : public NetworkApproval {
+    public:
+        explicit NetworkAnswers(CommandPipeline& pipeline) : pipeline_(pipeline) {}
+        NetworkDecision ask(const std::string& host, uint16_t port) override;
+        bool record(const std::string& host, uint16_t port, NetworkDecision decision) override;
+
+    private:
+        CommandPipeline& pipeline_;
+    };
+
     std::string why_nobody_is_asked(const CommandRequest& request) const;
     // Writes the offer's audit line; when it cannot, says so, and nothing may run outside.
     bool audit_written(const AuditEntry& entry) const;
@@ -67,6 +84,7 @@ private:
     SessionAllowances& allowances_;
     Approver* approver_;
     AuditLog audit_;
+    NetworkAnswers network_answers_{*this};
 };
 
 // The line of stderr that tells the user what was refused when nobody could be asked.

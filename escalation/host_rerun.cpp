@@ -1,5 +1,6 @@
 #include "escalation/host_rerun.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -43,14 +44,22 @@ void give_terminal(int tty_fd, pid_t pgrp) {
 }
 
 // Copies `fd` to `on_output` until the child has exited and nothing more is ready; a
-// background process that keeps the pipe open does not keep Caretz waiting.
-int copy_until_exit(pid_t pid, int fd, const std::function<void(std::string_view)>& on_output) {
+// background process that keeps the pipe open does not keep Caretz waiting. Once `stop_fd`
+// (-1: none) turns readable, the child's process group gets SIGTERM; nothing is read from it,
+// so whoever else watches it sees the stop too.
+int copy_until_exit(pid_t pid, int fd, const std::function<void(std::string_view)>& on_output,
+                    int stop_fd = -1) {
     std::optional<int> status;
+    bool stopped = false;
     char buf[65536];
     while (true) {
-        pollfd p{fd, POLLIN, 0};
-        int ready = ::poll(&p, 1, status ? 0 : 100);
-        if (ready > 0) {
+        pollfd p[2] = {{fd, POLLIN, 0}, {stopped ? -1 : stop_fd, POLLIN, 0}};
+        ::poll(p, 2, status ? 0 : 100);
+        if (p[1].revents & (POLLIN | POLLHUP)) {
+            ::kill(-pid, SIGTERM);
+            stopped = true;
+        }
+        if (p[0].revents) {
             ssize_t n = ::read(fd, buf, sizeof buf);
             if (n > 0) {
                 on_output(std::string_view(buf, static_cast<size_t>(n)));
@@ -98,6 +107,33 @@ int rerun_on_terminal(const RerunCommand& cmd, int tty_fd, TerminalModes& modes,
     }
     give_terminal(tty_fd, ::getpgrp());
     modes.enter_raw();
+    return status;
+}
+
+int rerun_without_terminal(const RerunCommand& cmd,
+                           const std::function<void(std::string_view)>& on_output, int stop_fd) {
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) return 127;
+    int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ExecArgs args(cmd);
+
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        reset_signals_for_exec();
+        // A new session has no controlling terminal, so /dev/tty cannot be opened either.
+        ::setsid();
+        ::dup2(devnull, STDIN_FILENO);
+        ::dup2(out[1], STDOUT_FILENO);
+        ::dup2(out[1], STDERR_FILENO);
+        ::close_range(3, ~0U, 0);
+        if (::chdir(cmd.cwd.c_str()) != 0) ::_exit(126);
+        ::execve(args.argv[0], args.argv.data(), args.envp.data());
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    if (devnull >= 0) ::close(devnull);
+    int status = pid > 0 ? copy_until_exit(pid, out[0], on_output, stop_fd) : 127;
+    ::close(out[0]);
     return status;
 }
 

@@ -25,4 +25,13 @@ struct RerunCommand {
 int rerun_on_terminal(const RerunCommand& cmd, int tty_fd, TerminalModes& modes,
                       const std::function<void(std::string_view)>& on_output);
 
+// Runs an approved command outside the sandbox where there is no terminal to hand it (an ACP
+// client approved it): in a session of its own with no controlling terminal, stdin from
+// /dev/null, stdout and stderr through a pipe into `on_output`. Nothing can ask the user for
+// input, so sudo fails the way it does without a terminal, and that is the result. Once
+// `stop_fd` (-1: none) turns readable, the command's process group gets SIGTERM; nothing is read
+// from it. Returns the status.
+int rerun_without_terminal(const RerunCommand& cmd,
+                           const std::function<void(std::string_view)>& on_output, int stop_fd);
+
 }  // namespace caretz

@@ -79,9 +79,9 @@ std::string shown_escaped(std::string_view text) {
     return out;
 }
 
-std::string offer_text(const std::string& command, const std::string& cwd,
-                       const std::vector<Refusal>& refusals) {
-    std::string t = "\n\x1b[1mThe sandbox refused this command:\x1b[0m\n";
+std::string offer_details(const std::string& command, const std::string& cwd,
+                          const std::vector<Refusal>& refusals) {
+    std::string t;
     for (const auto& r : refusals) {
         t += "  " + std::string(to_string(r.kind)) + ": " + shown_escaped(r.subject) + "\n";
         t += "      " + shown_escaped(r.evidence) + "\n";
@@ -89,6 +89,13 @@ std::string offer_text(const std::string& command, const std::string& cwd,
     t += "\n  command: " + shown_escaped(command) + "\n";
     t += "  in:      " + shown_escaped(cwd) + "\n\n";
     t += "The sandboxed attempt already ran: check for partial side effects.\n";
+    return t;
+}
+
+std::string offer_text(const std::string& command, const std::string& cwd,
+                       const std::vector<Refusal>& refusals) {
+    std::string t = "\n\x1b[1m" + std::string(kOfferHeading) + "\x1b[0m\n";
+    t += offer_details(command, cwd, refusals);
     t += "Run it again OUTSIDE the sandbox, on this terminal?\n";
     t += "  [o] Allow once   [s] Allow for session   [d] Deny (default: Enter, Esc)\n";
     return t;

@@ -16,9 +16,18 @@ namespace caretz {
 // cannot disguise itself on the screen.
 std::string shown_escaped(std::string_view text);
 
-// The offer as the user reads it: what was refused (with evidence), the command in full, the
-// cwd it will run in, the reminder that the sandboxed attempt already ran, and the choices.
-// The model's stated reason is deliberately absent: the user judges the command itself.
+// The first line of the offer, wherever it is shown.
+inline constexpr std::string_view kOfferHeading = "The sandbox refused this command:";
+
+// The offer's body under the heading, the same on every front end: what was refused (with
+// evidence), the command in full, the cwd it will run in, and the reminder that the sandboxed
+// attempt already ran.
+std::string offer_details(const std::string& command, const std::string& cwd,
+                          const std::vector<Refusal>& refusals);
+
+// The offer as the user reads it on the terminal: what was refused (with evidence), the command in
+// full, the cwd it will run in, the reminder that the sandboxed attempt already ran, and the
+// choices. The model's stated reason is deliberately absent: the user judges the command itself.
 std::string offer_text(const std::string& command, const std::string& cwd,
                        const std::vector<Refusal>& refusals);
 

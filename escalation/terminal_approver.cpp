@@ -15,10 +15,17 @@ Decision TerminalApprover::ask_sandbox_off(const SandboxOffOffer& offer) {
                            timeout_);
 }
 
-Decision TerminalApprover::ask_network(const NetworkRequest&) {
-    // The terminal belongs to the running command until the network approval learns to
-    // pause its pump; until then a blocked destination stays blocked.
-    return Decision::deny;
+// The running command's pump stands still while this is asked (the proxy holds it at its
+// gate), so the answer cannot reach the command and its output cannot cover the question.
+Decision TerminalApprover::ask_network(const NetworkRequest& request) {
+    const std::string destination =
+        shown_escaped(request.host) + ":" + std::to_string(request.port);
+    std::string text = "\n\x1b[1mA sandboxed command wants to reach " + destination + "\x1b[0m\n";
+    text +=
+        "The network policy does not allow it (sandbox.allowed_domains). The connection waits.\n";
+    text += "Allow " + destination + "?\n";
+    text += "  [o] Allow once   [s] Allow for session   [d] Deny (default: Enter, Esc)\n";
+    return ask_on_terminal(fd_, STDOUT_FILENO, text, timeout_);
 }
 
 int TerminalApprover::rerun(const RerunCommand& command,

@@ -1,6 +1,7 @@
 #include "pty/pty.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <termios.h>
@@ -60,6 +61,16 @@ bool attach_controlling_terminal(int slave_fd) noexcept {
     }
     if (slave_fd > STDERR_FILENO) ::close(slave_fd);
     return true;
+}
+
+bool terminal_hung_up(int fd) noexcept {
+    termios modes;
+    // A hung-up terminal's descriptor answers every ioctl with EIO; a pipe says ENOTTY.
+    return ::tcgetattr(fd, &modes) != 0 && errno == EIO;
+}
+
+void hang_up_on_lost_terminal(int fd) noexcept {
+    if (terminal_hung_up(fd)) ::raise(SIGHUP);
 }
 
 std::optional<WindowSize> terminal_size(int fd) noexcept {

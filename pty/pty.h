@@ -46,6 +46,16 @@ WindowSize window_size(int fd);
 // The window size of the terminal behind `fd`, or nullopt when `fd` is no terminal.
 std::optional<WindowSize> terminal_size(int fd) noexcept;
 
+// For a descriptor whose read just returned 0: true when it is a terminal that hung up (the
+// ssh connection or the terminal window is gone), false for the end of a pipe or file.
+bool terminal_hung_up(int fd) noexcept;
+
+// What Caretz does when its terminal hangs up while a command runs: what the kernel does
+// when the terminal's controlling process exits, a SIGHUP, whose handler restores what it
+// can and ends Caretz; the sandbox dies with it. Under a session leader that does not pass
+// the hangup on (su, runuser), no SIGHUP would come, and the command would run on unseen.
+void hang_up_on_lost_terminal(int fd) noexcept;
+
 // For a freshly forked child, before exec: starts a new session, makes `slave_fd` its
 // controlling terminal and its stdin, stdout and stderr, and closes the original descriptor.
 // Uses only async-signal-safe calls, so it is safe between fork and exec in a threaded

@@ -74,6 +74,7 @@ public:
             }
         }
         if (policy_.allow_docker) bind_docker_socket();
+        add({"--tmpfs", kRuntimeDir});
         add({"--remount-ro", "/", "--chdir", cwd});
         return std::move(args_);
     }
@@ -99,7 +100,8 @@ private:
         for (const auto& entry : fs_.list(dir)) {
             const std::string path = join_path(dir, entry.name);
             if (hidden_.count(path)) continue;
-            if (root && (entry.name == "proc" || entry.name == "dev" || entry.name == "tmp"))
+            if (root && (entry.name == "proc" || entry.name == "dev" || entry.name == "tmp" ||
+                         path == kRuntimeDir))
                 continue;
             if (rebuilt_.count(path)) {
                 rebuild(path);

@@ -8,6 +8,11 @@
 
 namespace caretz {
 
+// A tmpfs of the sandbox's own for Caretz's files inside (the session supervisor, its hooks,
+// command files, job output). It is not under /tmp: when /tmp itself is a writable root, the
+// sandbox's /tmp is the host's, and those files would land there, shared between users.
+constexpr const char* kRuntimeDir = "/.caretz";
+
 // The bubblewrap arguments (without the leading "bwrap" and without "--" and the command)
 // that give a process the view of the host `policy` describes, starting in `cwd`.
 //

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -8,19 +9,29 @@
 namespace caretz {
 
 // The full bwrap argv (starting with the bwrap path) that runs `command` under `policy`.
+// bwrap reads terminal_injection_filter() from descriptor kSeccompFd, which the caller passes.
 std::vector<std::string> sandbox_argv(const SandboxPolicy& policy, const std::string& cwd,
                                       const std::vector<std::string>& command);
 
 // Per-command mode (`--no-session`): every command gets a sandbox of its own, started with
-// `$SHELL -c COMMAND` in the workspace. stdout and stderr are merged into one pipe.
+// `$SHELL -c COMMAND` in the workspace. The user's own commands run on a PTY of their own
+// (Caretz passes the keys on, and Ctrl-C and Ctrl-\ as signals to the command's process
+// group); the model's read /dev/null and write into a pipe, and Ctrl-C stops them. Inside,
+// Caretz's own binary (`__netforward`) runs the shell as its child and forwards the loopback
+// proxy port to the one network proxy that serves all of this object's commands.
 class FreshSandbox : public Sandbox {
 public:
-    explicit FreshSandbox(SandboxSpec spec) : spec_(std::move(spec)) {}
+    // Starts the network proxy; throws SandboxStartError when it cannot.
+    explicit FreshSandbox(SandboxSpec spec);
+    ~FreshSandbox();
     SandboxResult run(const std::string& command, const CommandIo& io) override;
     std::string cwd() const override { return spec_.cwd; }
+    NetworkProxy* network_proxy() override { return proxy_.get(); }
 
 private:
     SandboxSpec spec_;
+    Environment env_;  // the spec's, with the proxy variables
+    std::unique_ptr<NetworkProxy> proxy_;
 };
 
 }  // namespace caretz

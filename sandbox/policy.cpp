@@ -67,6 +67,7 @@ SandboxPolicy make_policy(const PolicySettings& settings, const std::string& hom
     policy.read_only = settings.read_only;
     policy.env_overlay = settings.env;
     policy.allowed_domains = settings.allowed_domains;
+    policy.denied_domains = settings.denied_domains;
     policy.allow_docker = settings.allow_docker;
     policy.docker_socket = docker_socket_path(docker_host);
 

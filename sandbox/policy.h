@@ -14,7 +14,8 @@ struct SandboxPolicy {
     std::vector<std::string> hidden;       // never mounted: they look missing inside
     std::vector<std::string> protected_paths;  // read-only even inside writable roots
     std::map<std::string, std::string> env_overlay;
-    std::vector<std::string> allowed_domains;
+    std::vector<std::string> allowed_domains;  // destinations the proxy lets through
+    std::vector<std::string> denied_domains;   // refused without asking; beat allowed ones
     bool allow_docker = false;
     std::string docker_socket;             // host path of the Docker socket
     bool read_only = false;                // plan mode: nothing is writable but /tmp
@@ -31,6 +32,7 @@ struct PolicySettings {
     std::vector<std::string> hidden;
     std::map<std::string, std::string> env;
     std::vector<std::string> allowed_domains;
+    std::vector<std::string> denied_domains;
     bool allow_docker = false;
     bool read_only = false;
 };

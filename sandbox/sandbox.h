@@ -14,6 +14,8 @@
 
 namespace caretz {
 
+class NetworkProxy;
+
 // The sandbox itself could not be set up (or died); the command did not run.
 class SandboxStartError : public std::runtime_error {
 public:
@@ -33,6 +35,9 @@ struct CommandIo {
     std::function<void()> on_interrupt_key;
     // Polled when a signal interrupts the wait: a new window size to pass on, if any.
     std::function<std::optional<WindowSize>()> take_resize;
+    // Whether the network approval may ask the user about a destination this command wants
+    // (user and model commands with someone to ask); otherwise such destinations are denied.
+    bool may_ask_network = false;
 };
 
 struct SandboxResult {
@@ -79,6 +84,8 @@ public:
     // The session's background jobs; nullptr for a fresh sandbox per command, which has no
     // process that outlives a command.
     virtual BackgroundJobs* background_jobs() { return nullptr; }
+    // The proxy that is the sandbox's only way to the network; nullptr for none.
+    virtual NetworkProxy* network_proxy() { return nullptr; }
 };
 
 struct SandboxSpec {

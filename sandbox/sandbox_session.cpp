@@ -9,12 +9,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
 
+#include "sandbox/bwrap_command.h"
 #include "sandbox/preflight.h"
+#include "sandbox/seccomp_filter.h"
 #include "sandbox/fresh_sandbox.h"
+#include "sandbox/network_forwarder.h"
+#include "sandbox/network_proxy.h"
 #include "sandbox/session_supervisor.h"
 #include "sandbox/spawn.h"
 
@@ -23,18 +28,10 @@ namespace caretz {
 namespace {
 
 constexpr int kStatusFd = 4;
-constexpr const char* kSupervisorPath = "/tmp/.caretz/caretz";
+const std::string kSupervisorPath = std::string(kRuntimeDir) + "/caretz";
 
-// The running binary itself, by descriptor: bwrap binds it into the sandbox through
-// /proc/self/fd, so the supervisor is exactly this build even if the file on disk was
-// replaced (an upgrade) after Caretz started.
+// Where bwrap finds open_own_executable() to bind in as the supervisor.
 constexpr int kExecutableFd = 5;
-
-UniqueFd open_own_executable() {
-    UniqueFd fd(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
-    if (!fd.valid()) throw SandboxStartError("cannot open Caretz's own executable");
-    return fd;
-}
 
 // Blocks until bwrap reports that the sandboxed process started, or returns bwrap's
 // complaint when it gave up.
@@ -104,10 +101,13 @@ SandboxSession::SandboxSession(const SandboxPolicy& policy, const Environment& e
                                const std::string& shell, const std::string& cwd, WindowSize size)
     : nonce_(random_hex(16)), marks_(std::make_unique<MarkParser>(nonce_)), cwd_(cwd) {
     if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
+    proxy_ = start_network_proxy(policy);
     std::vector<std::string> argv = sandbox_argv(policy, cwd, {kSupervisorPath, "__supervise"});
-    argv.insert(argv.end() - 3, {"--json-status-fd", std::to_string(kStatusFd), "--ro-bind",
-                                 "/proc/self/fd/" + std::to_string(kExecutableFd),
-                                 kSupervisorPath});
+    std::vector<std::string> extra = {"--json-status-fd", std::to_string(kStatusFd), "--ro-bind",
+                                      "/proc/self/fd/" + std::to_string(kExecutableFd),
+                                      kSupervisorPath};
+    for (auto& a : proxy_bind_arguments(proxy_->socket_path())) extra.push_back(std::move(a));
+    argv.insert(argv.end() - 3, extra.begin(), extra.end());
 
     int sockets[2], status[2], errors[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0 ||
@@ -120,14 +120,16 @@ SandboxSession::SandboxSession(const SandboxPolicy& policy, const Environment& e
     UniqueFd child_end(sockets[1]), status_write(status[1]), errors_write(errors[1]);
     UniqueFd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     UniqueFd executable = open_own_executable();
+    UniqueFd seccomp = terminal_injection_filter();
 
-    bwrap_pid_ = spawn_process(argv, env,
+    bwrap_pid_ = spawn_process(argv, with_proxy_environment(env),
                                {{null_in.get(), STDIN_FILENO},
                                 {errors_write.get(), STDOUT_FILENO},
                                 {errors_write.get(), STDERR_FILENO},
                                 {child_end.get(), kSupervisorControlFd},
                                 {status_write.get(), kStatusFd},
-                                {executable.get(), kExecutableFd}},
+                                {executable.get(), kExecutableFd},
+                                {seccomp.get(), kSeccompFd}},
                                true);
     if (bwrap_pid_ < 0) throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));
     child_end.reset();
@@ -176,6 +178,7 @@ void SandboxSession::restart_shell() {
 }
 
 SandboxResult SandboxSession::run(const std::string& command, const CommandIo& io) {
+    ForegroundCommand foreground(proxy_.get(), io.may_ask_network);
     SandboxResult result;
     // The window may have changed while no command ran (the REPL was waiting for a line).
     if (io.take_resize) {
@@ -187,6 +190,7 @@ SandboxResult SandboxSession::run(const std::string& command, const CommandIo& i
 
     send_frame(control_.get(), Frame::run, (io.stdin_from_terminal ? "T" : "N") + command);
     phase_ = Phase::sent;
+    interrupt_keys_.clear();
     while (phase_ != Phase::idle && !result.shell_exited) {
         if (!pump(io, result)) throw SandboxStartError("the sandbox session ended unexpectedly");
     }
@@ -204,18 +208,40 @@ void SandboxSession::wait_until_ready(const CommandIo& io, SandboxResult& result
                                     std::to_string(result.exit_code) + ")");
         }
     }
+    // A shell that drew its prompt runs in a sandbox whose mounts are all in place (bwrap
+    // reports its start earlier), so the host no longer needs the proxy socket's path.
+    proxy_->remove_socket_path();
 }
 
 // Waits for the next event from the supervisor or the terminal; false if the sandbox is gone.
 bool SandboxSession::pump(const CommandIo& io, SandboxResult& result) {
     const bool forward = io.input_fd >= 0 && !input_closed_ && (phase_ == Phase::sent || phase_ == Phase::running);
-    pollfd fds[3] = {{control_.get(), POLLIN, 0},
+    pollfd fds[4] = {{control_.get(), POLLIN, 0},
                      {errors_.get(), POLLIN, 0},
-                     {forward ? io.input_fd : -1, POLLIN, 0}};
-    if (::poll(fds, 3, -1) < 0) {
+                     {forward ? io.input_fd : -1, POLLIN, 0},
+                     {proxy_->gate().fd(), POLLIN, 0}};
+    int timeout_ms = -1;
+    if (!interrupt_keys_.empty() && phase_ == Phase::running) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            repeat_interrupt_at_ - std::chrono::steady_clock::now());
+        timeout_ms = static_cast<int>(std::max<long>(0, left.count()));
+    }
+    int ready = ::poll(fds, 4, timeout_ms);
+    if (ready < 0) {
         if (errno == EINTR && io.take_resize) {
             if (auto size = io.take_resize()) resize(*size);
         }
+        return true;
+    }
+    if (ready == 0) {
+        send_frame(control_.get(), Frame::input, interrupt_keys_);
+        repeat_interrupt_at_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        return true;
+    }
+    // A network question is on screen: neither read the terminal nor show output until it
+    // is answered.
+    if (fds[3].revents & POLLIN) {
+        proxy_->gate().hold();
         return true;
     }
     if (fds[1].revents & (POLLIN | POLLHUP)) {
@@ -246,7 +272,10 @@ bool SandboxSession::pump(const CommandIo& io, SandboxResult& result) {
 void SandboxSession::forward_input(const CommandIo& io) {
     char buf[4096];
     ssize_t n = ::read(io.input_fd, buf, sizeof buf);
-    if (n == 0) input_closed_ = true;
+    if (n == 0 || (n < 0 && errno == EIO)) {
+        hang_up_on_lost_terminal(io.input_fd);
+        input_closed_ = true;
+    }
     if (n <= 0) return;
     std::string keys(buf, static_cast<size_t>(n));
     if (!io.stdin_from_terminal) {
@@ -257,7 +286,10 @@ void SandboxSession::forward_input(const CommandIo& io) {
     }
     if (keys.empty()) return;
     send_frame(control_.get(), Frame::input, keys);
-    if (!io.stdin_from_terminal && io.on_interrupt_key) io.on_interrupt_key();
+    if (io.stdin_from_terminal) return;
+    interrupt_keys_ = keys;
+    repeat_interrupt_at_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    if (io.on_interrupt_key) io.on_interrupt_key();
 }
 
 std::string SandboxSession::ask_supervisor(Frame type, const std::string& payload) {

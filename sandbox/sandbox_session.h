@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,6 +10,7 @@
 #include "pty/mark_parser.h"
 #include "pty/pty.h"
 #include "pty/unique_fd.h"
+#include "sandbox/network_proxy.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/supervisor_protocol.h"
 
@@ -30,6 +32,7 @@ public:
     void resize(WindowSize size) override;
     std::string cwd() const override { return cwd_; }
     BackgroundJobs* background_jobs() override { return this; }
+    NetworkProxy* network_proxy() override { return proxy_.get(); }
 
     int start(const std::string& command) override;
     std::optional<JobReport> report(int id) override;
@@ -47,6 +50,9 @@ private:
     // Sends a job request and waits for the supervisor's answer.
     std::string ask_supervisor(Frame type, const std::string& payload);
 
+    // Destroyed last, when bwrap and everything inside are gone, so closing the proxy cuts
+    // no command's connection short.
+    std::unique_ptr<NetworkProxy> proxy_;
     pid_t bwrap_pid_ = -1;
     UniqueFd control_;
     UniqueFd errors_;
@@ -60,6 +66,11 @@ private:
     Phase phase_ = Phase::starting;
     bool shell_alive_ = false;
     bool input_closed_ = false;
+    // A Ctrl-C (or Ctrl-\) for a model's command, pressed again each second until it ends: a
+    // key that lands while the shell hands the terminal to the next program of the command
+    // reaches the shell, not the program, and would be lost.
+    std::string interrupt_keys_;
+    std::chrono::steady_clock::time_point repeat_interrupt_at_;
     std::optional<std::string> job_reply_;
     int last_job_id_ = 0;
 };

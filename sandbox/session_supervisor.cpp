@@ -22,7 +22,9 @@
 #include "pty/pty.h"
 #include "pty/utmp_record.h"
 #include "pty/unique_fd.h"
+#include "sandbox/bwrap_command.h"
 #include "sandbox/environment.h"
+#include "sandbox/network_forwarder.h"
 #include "sandbox/spawn.h"
 #include "sandbox/supervisor_protocol.h"
 
@@ -30,7 +32,6 @@ namespace caretz {
 
 namespace {
 
-constexpr const char* kRuntimeDir = "/tmp/.caretz";
 
 int sigchld_pipe[2] = {-1, -1};
 
@@ -377,6 +378,9 @@ private:
 int run_session_supervisor() {
     // Whatever else bwrap handed down (its status pipe, the binary) is not the shell's.
     ::close_range(kSupervisorControlFd + 1, ~0U, 0);
+    // Listening before the first shell starts, so its first command finds the proxy. Its end
+    // is reaped like any unknown child.
+    start_network_forwarder();
     if (::pipe2(sigchld_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return 1;
     struct sigaction sa {};
     sa.sa_handler = on_sigchld;

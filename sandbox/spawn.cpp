@@ -1,5 +1,6 @@
 #include "sandbox/spawn.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -10,11 +11,13 @@
 #include <cerrno>
 #include <stdexcept>
 
+#include "sandbox/sandbox.h"
+
 namespace caretz {
 
 void reset_signals_for_exec() {
-    for (int sig : {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD, SIGWINCH, SIGTSTP,
-                    SIGTTIN, SIGTTOU})
+    for (int sig :
+         {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD, SIGWINCH, SIGTSTP, SIGTTIN, SIGTTOU})
         ::signal(sig, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
@@ -30,21 +33,18 @@ pid_t spawn_process(std::vector<std::string> argv, const Environment& env,
     for (auto& e : envs) c_env.push_back(e.data());
     c_env.push_back(nullptr);
 
+    std::vector<int> staged(fds.size());  // allocated here: the child must not allocate
     const pid_t parent = ::getpid();
     pid_t pid = ::fork();
     if (pid != 0) return pid;
     reset_signals_for_exec();
     if (own_process_group) ::setpgid(0, 0);
-    // dup2 clears close-on-exec on the new descriptor, so exactly these reach the child.
-    for (const auto& [from, to] : fds) {
-        if (from == to) {
-            ::dup2(from, 1000 + to);
-            ::dup2(1000 + to, to);
-            ::close(1000 + to);
-        } else {
-            ::dup2(from, to);
-        }
-    }
+    // Every source moves above the targets first, so placing one descriptor never overwrites
+    // a source still to be placed; dup2 clears close-on-exec on the targets, so exactly these
+    // reach the child, and close_range below drops the staged copies.
+    for (size_t i = 0; i < fds.size(); ++i)
+        staged[i] = ::fcntl(fds[i].first, F_DUPFD_CLOEXEC, 1000);
+    for (size_t i = 0; i < fds.size(); ++i) ::dup2(staged[i], fds[i].second);
     int highest = 2;
     for (const auto& fd : fds) highest = std::max(highest, fd.second);
     ::close_range(static_cast<unsigned>(highest) + 1, ~0U, 0);
@@ -67,6 +67,12 @@ int wait_for_exit(pid_t pid) {
         if (errno != EINTR) return 1;
     }
     return exit_status_of(status);
+}
+
+UniqueFd open_own_executable() {
+    UniqueFd fd(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) throw SandboxStartError("cannot open Caretz's own executable");
+    return fd;
 }
 
 std::string random_hex(size_t bytes) {

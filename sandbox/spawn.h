@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "pty/unique_fd.h"
 #include "sandbox/environment.h"
 
 namespace caretz {
@@ -26,6 +27,12 @@ int exit_status_of(int wait_status);
 
 // Waits for the child and returns its exit status.
 int wait_for_exit(pid_t pid);
+
+// The running binary itself, by descriptor: bwrap binds it into a sandbox through
+// /proc/self/fd/N, so what runs inside (the session supervisor, the network forwarder) is
+// exactly this build even if the file on disk was replaced (an upgrade) after Caretz started.
+// Throws SandboxStartError when it cannot be opened.
+UniqueFd open_own_executable();
 
 // Random hex text from the kernel's generator, `bytes` bytes long before encoding.
 std::string random_hex(size_t bytes);

@@ -19,6 +19,12 @@ for p in "${packages[@]}"; do
         missing+=("$p")
     fi
 done
+# The ACP test drives Caretz with the real client library from npm. Debian's npm package
+# conflicts with a Node.js installed from elsewhere (which brings its own npm), so nodejs and
+# npm come from Debian only when there is no npm at all.
+if [[ "${1:-}" == "--test" ]] && ! command -v npm >/dev/null; then
+    missing+=(nodejs npm)
+fi
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 
 if [[ $(id -u) -ne 0 ]]; then

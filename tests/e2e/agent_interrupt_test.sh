@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Ctrl-C stops the current turn, wherever it is (a running command, a streaming answer, a
 # retry's wait), without leaving Caretz; the next prompt works and the model hears what
-# happened. Ctrl-D leaves.
+# happened. Ctrl-D leaves. $1 = session (default) or fresh (--no-session).
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/agent_lib.sh"
 ws=$(new_workspace)
+MODE=()
+[[ ${1:-session} == fresh ]] && MODE=(--no-session)
 trap 'agent_cleanup; rm -rf "$ws"' EXIT
 
 start_model "$(
@@ -21,7 +23,7 @@ start_model "$(
 EOF
 )"
 model_env openai
-tmux_caretz /bin/bash "$ws"
+tmux_caretz /bin/bash "$ws" "${MODE[@]}"
 wait_for_prompt
 keys C-c
 sleep 0.3

@@ -46,6 +46,9 @@ ws_tree="$TEST_HOME/tree"
 u mkdir -p "$TEST_HOME/main-repo"
 as_user "$SH" "$TEST_HOME/main-repo" sh -c 'git init -q . && git -c user.name=e2e -c user.email=e2e@x commit -q --allow-empty -m init && git worktree add -q ../tree'
 gitfile_before=$(cat "$ws_tree/.git")
+# Inside the workspace, a nested clone and a submodule: git runs their hooks on the host too.
+as_user "$SH" "$ws" sh -c "git init -q nested && git -c protocol.file.allow=always submodule add -q $TEST_HOME/main-repo sub"
+sub_gitfile_before=$(cat "$ws/sub/.git")
 
 cleanup() {
     [[ -n ${sleeper:-} ]] && kill "$sleeper" 2>/dev/null
@@ -320,8 +323,8 @@ attempt "unshare -rm, then remount rw" "user namespaces disabled" \
     host_unchanged
 attempt "file handle via a writable mount (open_by_handle_at)" "EPERM" \
     "python3 probe.py handle $outside/hostfile $ws" host_unchanged
-INSIDE_DIR=$ws attempt "no writable mount besides workspace, /tmp, /dev, /proc" "none" \
-    "python3 probe.py rw-mounts $ws /tmp /dev /proc" eval '[[ $OUT == *"roots: none"* ]]'
+INSIDE_DIR=$ws attempt "no writable mount besides workspace, /tmp, /.caretz, /dev, /proc" "none" \
+    "python3 probe.py rw-mounts $ws /tmp /.caretz /dev /proc" eval '[[ $OUT == *"roots: none"* ]]'
 
 # --- protected paths inside the workspace ----------------------------------------------------
 attempt "write .git/hooks/pre-commit" "EROFS" \
@@ -338,6 +341,15 @@ attempt "remove or rename .git/hooks, .git/config, .caretz" "EBUSY" \
 attempt "rename .git away, write a new .git/hooks" "EBUSY (.git held in place)" \
     'mv .git .git.old && mkdir -p .git/hooks && echo "touch /tmp/pwned" > .git/hooks/pre-commit && cp .git.old/config .git/config && echo "[core]" >> .git/config' \
     eval 'protected_unchanged && no_hooks_in $ws'
+attempt "write the hooks and config of a nested clone" "EROFS" \
+    'echo "touch /tmp/pwned" > nested/.git/hooks/pre-commit; git -C nested config core.hooksPath /tmp' \
+    eval 'no_hooks_in $ws'
+attempt "write a submodule's hooks and config" "EROFS" \
+    'echo "touch /tmp/pwned" > .git/modules/sub/hooks/post-checkout; git -C sub config core.fsmonitor "touch /tmp/pwned"' \
+    eval 'no_hooks_in $ws'
+attempt "point a submodule's .git file at a new git folder" "EROFS" \
+    'mkdir -p /tmp/evil/hooks && echo "gitdir: /tmp/evil" > sub/.git; mv sub sub.old' \
+    eval '[[ $(cat $ws/sub/.git) == "$sub_gitfile_before" ]]'
 # Put the real .git back if the attempt above got through, so later checks stay meaningful.
 if [[ -d $ws/.git.old ]]; then rm -rf "$ws/.git" && mv "$ws/.git.old" "$ws/.git"; fi
 INSIDE_DIR=$ws_plain attempt "git init in a workspace without .git, write a hook" "EROFS" \
@@ -529,6 +541,12 @@ else
     ROWS+=("TIOCSTI into the terminal (tmux)|nothing reaches the host shell|NOT CONTAINED: $tiocsti_seen")
 fi
 tmux_ kill-server
+
+# Into the sandbox's own terminal: in session mode text pushed there would be read by the
+# session shell once the command ends, a line Caretz never sent. `read` shows what arrived.
+attempt "TIOCSTI into the sandbox's own terminal" "EPERM, nothing typed" \
+    "python3 probe.py tiocsti 'echo typed-$tag'; read -r -t 1 line </dev/tty; echo \"read:[\$line]\"" \
+    eval '[[ $OUT != *"injected into"* && $OUT != *"read:[echo"* ]]'
 
 if host_unchanged; then
     pass "the host is unchanged after every attempt"

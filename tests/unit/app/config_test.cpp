@@ -101,3 +101,25 @@ TEST_CASE("a missing config file is empty unless it was named on the command lin
     CHECK_THROWS_WITH(load_config("/nonexistent/caretz.json", true),
                       Contains("/nonexistent/caretz.json"));
 }
+
+TEST_CASE("denied domains are read and a profile replaces them like any list") {
+    auto config = parse_config(R"({"sandbox": {"allowed_domains": ["pypi.org:443"],
+        "denied_domains": ["*.internal.example.com"]},
+        "profiles": {"open": {"sandbox": {"denied_domains": []}}}})",
+                               "c.json");
+    auto s = merge_settings(config, std::nullopt, {});
+    CHECK(s.sandbox.allowed_domains == std::vector<std::string>{"pypi.org:443"});
+    CHECK(s.sandbox.denied_domains == std::vector<std::string>{"*.internal.example.com"});
+    CHECK(merge_settings(config, find_profile(config, "open"), {}).sandbox.denied_domains.empty());
+}
+
+TEST_CASE("a domain entry that is no host pattern names the key and the entry") {
+    for (const char* key : {"allowed_domains", "denied_domains"}) {
+        std::string text =
+            std::string("{\n\"sandbox\": {\n\"") + key + "\": [\"https://pypi.org/simple\"]}}";
+        INFO(text);
+        CHECK_THROWS_WITH(parse_config(text, "c.json"),
+                          Contains("c.json:3: \"sandbox." + std::string(key) + "\"") &&
+                              Contains("https://pypi.org/simple") && Contains("*.example.com"));
+    }
+}

@@ -378,3 +378,38 @@ TEST_CASE("Arbitrary bytes never break detection", "[refusal_detector]") {
         }
     }
 }
+
+TEST_CASE("Network failures are never a sandbox refusal", "[refusal_detector]") {
+    const Scene scene;
+    // What clients print when the proxy or the sandbox's own network namespace stops them.
+    for (const char* output : {
+             "curl: (6) Could not resolve host: example.com",
+             "curl: (7) Failed to connect to 127.0.0.1 port 8080 after 0 ms: Connection refused",
+             "curl: (7) Failed to connect to example.com port 443: Network is unreachable",
+             "curl: (56) CONNECT tunnel failed, response 403",
+             "curl: (22) The requested URL returned error: 403",
+             "Blocked by Caretz's network policy: pypi.org:443 is not an allowed destination",
+             "ERROR 403: Forbidden.",
+             "fatal: unable to access 'https://github.com/x/y.git/': CONNECT tunnel failed, "
+             "response 403",
+             "ssh: connect to host github.com port 22: Network is unreachable",
+             "ssh: Could not resolve hostname github.com: Temporary failure in name resolution",
+             "Temporary failure resolving 'deb.debian.org'",
+             "E: Failed to fetch http://deb.debian.org/debian/dists/bookworm/InRelease  403  "
+             "Forbidden [IP: 127.0.0.1 3128]",
+             "npm ERR! code E403",
+             "ERROR: Could not install packages due to an OSError: HTTPSConnectionPool("
+             "host='pypi.org', port=443): Max retries exceeded (Caused by ProxyError('Cannot "
+             "connect to proxy.', OSError('Tunnel connection failed: 403 Forbidden')))",
+             "socket.gaierror: [Errno -3] Temporary failure in name resolution",
+             "ConnectionRefusedError: [Errno 111] Connection refused",
+             "OSError: [Errno 101] Network is unreachable",
+             "PermissionError: [Errno 13] Permission denied",
+             "ping: socket: Operation not permitted",
+             "wget: unable to resolve host address 'example.com'",
+         }) {
+        INFO(output);
+        CHECK(
+            scene.detect("curl -fsS https://example.com/", 7, std::string(output) + "\n").empty());
+    }
+}

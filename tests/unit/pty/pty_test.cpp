@@ -65,3 +65,19 @@ TEST_CASE("a child gets the slave as its controlling terminal and stdio", "[pty]
     CHECK(WEXITSTATUS(status) == 0);
     CHECK(output == "ok\r\n");
 }
+
+TEST_CASE("a terminal whose other end is gone counts as hung up; a pipe's end does not") {
+    caretz::Pty pty = caretz::Pty::open({24, 80});
+    int slave = ::dup(pty.slave());
+    pty = caretz::Pty::open({24, 80});  // closes the first pair's master (and its slave copy)
+    char c;
+    CHECK(::read(slave, &c, 1) <= 0);
+    CHECK(caretz::terminal_hung_up(slave));
+    ::close(slave);
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    ::close(fds[1]);
+    CHECK(::read(fds[0], &c, 1) == 0);
+    CHECK_FALSE(caretz::terminal_hung_up(fds[0]));
+    ::close(fds[0]);
+}

@@ -92,8 +92,18 @@ TEST_CASE("every tmpfs that rebuilds a folder is remounted read-only after its e
     CHECK(tmpfs < bashrc);
     CHECK(bashrc < remount);
     for (size_t i = 0; i + 1 < args.size(); ++i)
-        if (args[i] == "--tmpfs" && args[i + 1] != "/tmp")
+        if (args[i] == "--tmpfs" && args[i + 1] != "/tmp" && args[i + 1] != kRuntimeDir)
             CHECK(find_seq(args, {"--remount-ro", args[i + 1]}) > static_cast<long>(i));
+}
+
+TEST_CASE("Caretz's own files inside stay private even when /tmp is the host's") {
+    FakeHostFs host = typical_host();
+    Args args = bwrap_arguments(policy_for("/tmp"), host, "/tmp");
+    long host_tmp = find_seq(args, {"--bind", "/tmp", "/tmp"});
+    long runtime = find_seq(args, {"--tmpfs", kRuntimeDir});
+    CHECK(host_tmp >= 0);
+    CHECK(runtime > host_tmp);
+    CHECK(std::string(kRuntimeDir).rfind("/tmp/", 0) == std::string::npos);
 }
 
 TEST_CASE("the workspace is writable and its git hooks and config stay read-only") {

@@ -1,0 +1,149 @@
+#include "agent/acp_session.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "escalation/offer.h"
+#include "pty/fd_io.h"
+
+namespace caretz {
+
+namespace {
+
+// While a command runs, the editor sees the start and the latest part of its output.
+constexpr size_t kLiveHead = 4 * 1024;
+constexpr size_t kLiveTail = 16 * 1024;
+constexpr auto kOutputInterval = std::chrono::milliseconds(500);
+
+}  // namespace
+
+AcpSession::AcpSession(const AcpConfig& config, AcpConnection& connection, const SandboxSpec& spec,
+                       CommandPipeline::Options options)
+    : config_(config),
+      connection_(connection),
+      id_(options.session_id),
+      approver_(connection, id_, config.permission_timeout, *this),
+      commands_(spec, config.fresh_per_command, options, &approver_),
+      model_(config.model),
+      transcript_(config.sessions_dir + "/" + id_ + ".jsonl",
+                  transcript_header(id_, config.model, spec.cwd)),
+      services_{
+          model_,      commands_,
+          transcript_, PromptFacts{spec.cwd, spec.shell, false, false, !config.fresh_per_command},
+          -1,          {}},
+      agent_(services_, TurnView(ViewTargets{-1, STDERR_FILENO, -1, "", this}), Agent::Kind::main,
+             "main"),
+      thread_([this] { serve_turns(); }) {}
+
+AcpSession::~AcpSession() {
+    {
+        std::lock_guard lock(turn_mutex_);
+        closing_ = true;
+    }
+    turn_changed_.notify_all();
+    thread_.join();
+}
+
+bool AcpSession::start_turn(std::string prompt, Done done) {
+    int fds[2];
+    {
+        std::lock_guard lock(turn_mutex_);
+        if (busy_ || ::pipe2(fds, O_CLOEXEC) != 0) return false;
+        busy_ = true;
+        stop_read_ = fds[0];
+        stop_write_ = fds[1];
+        cancelled_ = false;
+        prompt_ = std::move(prompt);
+        done_ = std::move(done);
+    }
+    turn_changed_.notify_all();
+    return true;
+}
+
+void AcpSession::serve_turns() {
+    std::unique_lock lock(turn_mutex_);
+    while (true) {
+        turn_changed_.wait(lock, [this] { return closing_ || done_; });
+        if (closing_) return;
+        lock.unlock();
+        Result result = run_turn(prompt_);
+        lock.lock();
+        ::close(stop_read_);
+        ::close(stop_write_);
+        stop_read_ = stop_write_ = -1;
+        busy_ = false;
+        Done done = std::exchange(done_, nullptr);
+        lock.unlock();
+        done(result);
+        lock.lock();
+    }
+}
+
+AcpSession::Result AcpSession::run_turn(const std::string& prompt) {
+    Result result;
+    if (std::string problem = missing_key_problem(config_.model); !problem.empty()) {
+        result.error = problem;
+        return result;
+    }
+    services_.input_fd = stop_read_;
+    TurnInterrupt interrupt(stop_read_);
+    TurnOutcome outcome = agent_.run_turn(prompt, config_.plan_mode, interrupt);
+    services_.input_fd = -1;
+    if (outcome.interrupted || cancelled_) {
+        result.stop_reason = "cancelled";
+    } else if (!outcome.error.empty()) {
+        result.error = outcome.error;
+    } else {
+        result.stop_reason = "end_turn";
+    }
+    return result;
+}
+
+void AcpSession::cancel() {
+    std::lock_guard lock(turn_mutex_);
+    if (!busy_) return;
+    cancelled_ = true;
+    write_all(stop_write_, "\x03");
+    connection_.wake();
+}
+
+void AcpSession::answer(std::string_view text) {
+    connection_.session_update(id_, {{"sessionUpdate", "agent_message_chunk"},
+                                     {"content", {{"type", "text"}, {"text", text}}}});
+}
+
+void AcpSession::command_started(const std::string& command, bool background) {
+    current_tool_call_ = "call-" + std::to_string(++tool_calls_);
+    connection_.session_update(
+        id_, {{"sessionUpdate", "tool_call"},
+              {"toolCallId", current_tool_call_},
+              {"title", shown_escaped(command) + (background ? " (background job)" : "")},
+              {"kind", "execute"},
+              {"status", "in_progress"},
+              {"rawInput", {{"command", command}, {"background", background}}}});
+    live_output_.emplace(commands_.columns(), kLiveHead, kLiveTail);
+    output_shown_ = {};  // the first output shows at once
+}
+
+void AcpSession::command_output(std::string_view bytes) {
+    if (!live_output_) return;
+    live_output_->append(bytes);
+    // Rendering and sending the output on every chunk would cost more than the command; twice
+    // a second keeps the editor current.
+    auto now = std::chrono::steady_clock::now();
+    if (now - output_shown_ < kOutputInterval) return;
+    output_shown_ = now;
+    connection_.session_update(id_, {{"sessionUpdate", "tool_call_update"},
+                                     {"toolCallId", current_tool_call_},
+                                     {"content", acp_text_content(live_output_->text())}});
+}
+
+void AcpSession::command_finished(bool succeeded, const std::string& result) {
+    live_output_.reset();
+    connection_.session_update(id_, {{"sessionUpdate", "tool_call_update"},
+                                     {"toolCallId", current_tool_call_},
+                                     {"status", succeeded ? "completed" : "failed"},
+                                     {"content", acp_text_content(result)}});
+}
+
+}  // namespace caretz

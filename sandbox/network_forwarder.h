@@ -1,0 +1,34 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sandbox/environment.h"
+
+namespace caretz {
+
+// The proxy as commands inside the sandbox see it: http://127.0.0.1:kProxyPort on the
+// sandbox's own loopback (its network namespace has nothing else), where a forwarder relays
+// every TCP connection to the host proxy's UNIX socket, bound in at kProxySocketInside.
+inline constexpr uint16_t kProxyPort = 3128;
+extern const std::string kProxySocketInside;
+
+// The bwrap arguments that bind the host proxy's socket into the sandbox.
+std::vector<std::string> proxy_bind_arguments(const std::string& host_socket);
+
+// `env` with the proxy variables that curl, git, pip, npm and apt read, in both spellings;
+// loopback stays direct.
+Environment with_proxy_environment(Environment env);
+
+// Session mode, in the supervisor: starts the forwarder as a child process when the proxy
+// socket is bound in, listening before the shell starts. Returns its pid, or -1.
+pid_t start_network_forwarder();
+
+// Per-command mode: `caretz __netforward PROGRAM ARGS...` listens, runs PROGRAM as its child
+// and forwards connections until PROGRAM ends; returns PROGRAM's exit status.
+int run_network_forwarder_command(const std::vector<std::string>& command);
+
+}  // namespace caretz

@@ -1,0 +1,108 @@
+#include "sandbox/network_relay.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <string>
+#include <thread>
+
+#include "sandbox/network_gate.h"
+
+using namespace caretz;
+
+namespace {
+
+std::pair<UniqueFd, UniqueFd> socket_pair() {
+    int fds[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0);
+    return {UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+std::string read_to_end(int fd) {
+    std::string data;
+    char buf[65536];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) data.append(buf, static_cast<size_t>(n));
+    return data;
+}
+
+}  // namespace
+
+TEST_CASE("The relay streams both ways and passes each end of input on", "[network_relay]") {
+    auto [client, client_side] = socket_pair();
+    auto [server_side, server] = socket_pair();
+    RelayLoop relay;
+    relay.add_pair(std::move(client_side), std::move(server_side));
+    std::atomic<bool> stop{false};
+    std::thread loop([&] {
+        while (!stop) relay.run_once(20);
+    });
+
+    // Far more than the relay buffers: it has to wait for the reader again and again.
+    std::string upload(8 * 1024 * 1024, '\0');
+    for (size_t i = 0; i < upload.size(); ++i) upload[i] = static_cast<char>(i * 7 + i / 4096);
+    std::thread writer([&, fd = client.get()] {
+        for (std::string_view rest = upload; !rest.empty();) {
+            ssize_t n = ::write(fd, rest.data(), rest.size());
+            if (n <= 0) break;
+            rest.remove_prefix(static_cast<size_t>(n));
+        }
+        ::shutdown(fd, SHUT_WR);
+    });
+    CHECK(read_to_end(server.get()) == upload);  // ends: the client's half-close came through
+    writer.join();
+
+    const std::string answer = "answer after the upload";
+    ::write(server.get(), answer.data(), answer.size());
+    server.reset();
+    CHECK(read_to_end(client.get()) == answer);
+
+    // Both directions ended, so the pair is gone.
+    for (int i = 0; i < 100 && relay.pair_count() > 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    stop = true;
+    loop.join();
+    CHECK(relay.pair_count() == 0);
+}
+
+TEST_CASE("A question waits until the pump stands still, and the pump until it is answered",
+          "[network_gate]") {
+    QuestionGate gate;
+    gate.set_pump_running(true);
+    std::atomic<bool> asking{false}, answered{false}, pump_released{false};
+    std::thread question([&] {
+        gate.pause();
+        asking = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        answered = true;
+        gate.resume();
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK_FALSE(asking);  // the pump has not looked at the gate yet
+
+    pollfd p{gate.fd(), POLLIN, 0};
+    REQUIRE(::poll(&p, 1, 1000) == 1);
+    gate.hold();
+    pump_released = true;
+    CHECK(answered);  // hold() returned only after the answer
+    question.join();
+    CHECK(::poll(&p, 1, 0) == 0);  // nothing more to hold for
+
+    gate.hold();  // a stray wake-up holds nothing
+}
+
+TEST_CASE("Without a pump a question goes ahead at once", "[network_gate]") {
+    QuestionGate gate;
+    gate.pause();
+    gate.resume();
+    gate.set_pump_running(true);
+    std::thread question([&] {
+        gate.pause();
+        gate.resume();
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    gate.set_pump_running(false);  // the command ended before its pump saw the gate
+    question.join();
+}

@@ -1,0 +1,98 @@
+#include "sandbox/network_request.h"
+
+#include <catch2/catch.hpp>
+
+using namespace caretz;
+
+TEST_CASE("CONNECT names the destination of a tunnel", "[network_request]") {
+    struct Case {
+        const char* head;
+        const char* host;
+        uint16_t port;
+    };
+    const Case cases[] = {
+        {"CONNECT pypi.org:443 HTTP/1.1\r\nHost: pypi.org:443\r\n\r\n", "pypi.org", 443},
+        {"CONNECT Registry.NPMJS.org:8443 HTTP/1.0\r\n\r\n", "registry.npmjs.org", 8443},
+        {"CONNECT [::1]:443 HTTP/1.1\r\n\r\n", "::1", 443},
+    };
+    for (const auto& c : cases) {
+        INFO(c.head);
+        auto r = parse_proxy_request(c.head);
+        REQUIRE(r);
+        CHECK(r->tunnel);
+        CHECK(r->host == c.host);
+        CHECK(r->port == c.port);
+        CHECK(r->upstream_head.empty());
+    }
+}
+
+TEST_CASE("A plain request goes upstream in origin form, closing after one answer",
+          "[network_request]") {
+    auto r = parse_proxy_request(
+        "GET http://deb.debian.org/debian/dists/bookworm/Release?x=1#frag HTTP/1.1\r\n"
+        "Host: deb.debian.org\r\n"
+        "User-Agent: apt\r\n"
+        "Proxy-Connection: keep-alive\r\n"
+        "Proxy-Authorization: Basic c2VjcmV0\r\n"
+        "Connection: keep-alive\r\n"
+        "Keep-Alive: 300\r\n\r\n");
+    REQUIRE(r);
+    CHECK_FALSE(r->tunnel);
+    CHECK(r->host == "deb.debian.org");
+    CHECK(r->port == 80);
+    CHECK(r->upstream_head ==
+          "GET /debian/dists/bookworm/Release?x=1 HTTP/1.1\r\n"
+          "Host: deb.debian.org\r\n"
+          "User-Agent: apt\r\n"
+          "Connection: close\r\n\r\n");
+}
+
+TEST_CASE("Plain requests: ports, bare hosts, a missing Host header", "[network_request]") {
+    auto r =
+        parse_proxy_request("POST http://127.0.0.1:8080 HTTP/1.0\r\nContent-Length: 2\r\n\r\n");
+    REQUIRE(r);
+    CHECK(r->host == "127.0.0.1");
+    CHECK(r->port == 8080);
+    CHECK(r->upstream_head ==
+          "POST / HTTP/1.0\r\nContent-Length: 2\r\nHost: 127.0.0.1:8080\r\nConnection: "
+          "close\r\n\r\n");
+    r = parse_proxy_request("GET HTTP://Example.com?q HTTP/1.1\r\nHost: example.com\r\n\r\n");
+    REQUIRE(r);
+    CHECK(r->host == "example.com");
+    CHECK(r->upstream_head.starts_with("GET /?q HTTP/1.1\r\n"));
+}
+
+TEST_CASE("Requests the proxy does not take", "[network_request]") {
+    for (const char* head : {
+             "GET /index.html HTTP/1.1\r\nHost: example.com\r\n\r\n",  // not meant for a proxy
+             "GET https://example.com/ HTTP/1.1\r\n\r\n",              // TLS goes through CONNECT
+             "GET ftp://example.com/ HTTP/1.1\r\n\r\n",
+             "CONNECT example.com HTTP/1.1\r\n\r\n",  // a tunnel needs a port
+             "CONNECT example.com:0 HTTP/1.1\r\n\r\n",
+             "CONNECT example.com:99999 HTTP/1.1\r\n\r\n",
+             "GET http://user:pw@example.com/ HTTP/1.1\r\n\r\n",
+             "GET http://example.com/ SPDY/3\r\n\r\n",
+             "GET\r\n\r\n",
+             "",
+         }) {
+        INFO(head);
+        CHECK_FALSE(parse_proxy_request(head));
+    }
+}
+
+TEST_CASE("The head ends at the first blank line", "[network_request]") {
+    CHECK(request_head_end("GET http://a/ HTTP/1.1\r\nHost: a\r\n") == 0);
+    CHECK(request_head_end("GET http://a/ HTTP/1.1\r\n\r\nbody") == 26);
+}
+
+TEST_CASE("The 403 names the host and what would let it through", "[network_request]") {
+    std::string unlisted = blocked_response("pypi.org", 443, false);
+    CHECK(unlisted.starts_with("HTTP/1.1 403 Forbidden\r\n"));
+    CHECK(unlisted.find("Blocked by Caretz's network policy: pypi.org:443") != std::string::npos);
+    CHECK(unlisted.find("add \"pypi.org\" to \"sandbox.allowed_domains\"") != std::string::npos);
+    std::string denied = blocked_response("pypi.org", 443, true);
+    CHECK(denied.find("sandbox.denied_domains") != std::string::npos);
+    auto body = unlisted.substr(unlisted.find("\r\n\r\n") + 4);
+    CHECK(unlisted.find("Content-Length: " + std::to_string(body.size()) + "\r\n") !=
+          std::string::npos);
+}
