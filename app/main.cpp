@@ -1,3 +1,6 @@
+#include <termios.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <string_view>
 
@@ -57,6 +60,9 @@ int run_acp(const CommandLine& cl, const Settings& settings) {
 int main(int argc, char** argv) {
     // Inside the sandbox, Caretz's own binary is the session supervisor.
     if (argc == 2 && std::string_view(argv[1]) == "__supervise") return run_session_supervisor();
+    // The fish session hook's way to drop typed-ahead input (see hooks/fish).
+    if (argc == 2 && std::string_view(argv[1]) == "__drop-typeahead")
+        return ::tcflush(STDIN_FILENO, TCIFLUSH) == 0 ? 0 : 1;
     // In a per-command sandbox it runs the command and forwards the proxy port meanwhile.
     if (argc > 2 && std::string_view(argv[1]) == "__netforward")
         return run_network_forwarder_command(std::vector<std::string>(argv + 2, argv + argc));

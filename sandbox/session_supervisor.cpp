@@ -306,7 +306,10 @@ private:
         const bool terminal_stdin = payload[0] == 'T';
         std::string file = std::string(kRuntimeDir) + "/command." + std::to_string(++commands_);
         write_file(file, payload.substr(1) + "\n");
-        std::string line = "__caretz_run " + file + (terminal_stdin ? "" : " </dev/null") + "\r";
+        // Ctrl-U first: it erases whatever the user typed ahead without Enter, which the shell
+        // holds as the start of its next line (kill-line in readline, zsh and fish alike).
+        std::string line =
+            "\x15__caretz_run " + file + (terminal_stdin ? "" : " </dev/null") + "\r";
         write_to_pty(pty_->master(), line);
     }
 

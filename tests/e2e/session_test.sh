@@ -79,4 +79,23 @@ sleep 0.5
 check "no process of the session survives Caretz" test -z "$(pgrep -u "$E2E_USER" -f "$marker")"
 pkill -u "$E2E_USER" -f "$marker"
 
+# Typing ahead on a terminal (tmux): a whole line and a partial one typed while a command runs
+# that does not read them were meant for Caretz's prompt. The session shell must run neither.
+trap 'tmux_ kill-server 2>/dev/null; rm -rf "$TEST_HOME"' EXIT
+start_pane "$(user_command_line "$SH" "$ws" "$E2E_BIN; sleep 600")"
+wait_for_screen "caretz>" 10
+tmux_ send-keys -t main -l '!sleep 2'
+tmux_ send-keys -t main Enter
+sleep 0.5
+tmux_ send-keys -t main -l 'touch typed-ahead-ran'
+tmux_ send-keys -t main Enter
+tmux_ send-keys -t main -l 'touch partial-'
+wait_for_screen $'partial-\ncaretz>' 10
+tmux_ send-keys -t main -l '!echo next-command; ls'
+tmux_ send-keys -t main Enter
+check "typed-ahead input: the next command runs as typed" wait_for_screen $'\nnext-command' 10
+check "... and the shell ran no line typed ahead" test ! -e "$ws/typed-ahead-ran"
+check "... nor the partial one" not_contains "$(screen_text)" "partial-!echo"
+tmux_ kill-server
+
 finish
