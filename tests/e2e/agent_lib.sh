@@ -71,7 +71,7 @@ tmux_caretz() {
         echo 'sleep 600'
     } >"$runner"
     tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null
-    tmux -L "$TMUX_SOCKET" new-session -d -x 120 -y 40 "bash $runner"
+    tmux -L "$TMUX_SOCKET" new-session -d -s main -x 120 -y 40 "bash $runner"
 }
 
 screen() { tmux -L "$TMUX_SOCKET" capture-pane -p -S -500; }
@@ -84,33 +84,6 @@ wait_for_screen() {
         sleep 0.2
     done
     return 1
-}
-
-# wait_for_count TEXT N [SECONDS]: true once TEXT is on the screen at least N times.
-wait_for_count() {
-    local deadline=$((SECONDS + ${3:-15}))
-    while ((SECONDS < deadline)); do
-        (($(screen | grep -cF -- "$1") >= $2)) && return 0
-        sleep 0.2
-    done
-    return 1
-}
-
-# wait_for_prompt [PROMPT] [SECONDS]: true once the screen's last line is an empty prompt
-# ("caretz>" unless given; tmux drops the trailing space).
-wait_for_prompt() {
-    local deadline=$((SECONDS + ${2:-15}))
-    while ((SECONDS < deadline)); do
-        [[ $(screen | grep -v '^$' | tail -1) == "${1:-caretz>}" ]] && return 0
-        sleep 0.2
-    done
-    return 1
-}
-
-# type_line TEXT: types TEXT into Caretz's prompt and presses Enter.
-type_line() {
-    tmux -L "$TMUX_SOCKET" send-keys -l -- "$1"
-    tmux -L "$TMUX_SOCKET" send-keys Enter
 }
 
 keys() { tmux -L "$TMUX_SOCKET" send-keys "$@"; }

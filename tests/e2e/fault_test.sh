@@ -21,7 +21,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-type_line() { tmux_ send-keys -t main -l "$1"; tmux_ send-keys -t main Enter; }
 # Every process below PID, PID itself excluded, parents before their children.
 descendants() {
     local child
@@ -38,15 +37,6 @@ caretz_pid() {
     done
 }
 sandbox_of() { pgrep -u "$E2E_USER" -P "$1" -x bwrap; }
-# wait_for_count TEXT N SECONDS: waits until the pane shows TEXT on N lines.
-wait_for_count() {
-    local deadline=$((SECONDS + $3))
-    while ((SECONDS < deadline)); do
-        (($(screen_text | grep -c "$1") >= $2)) && return 0
-        sleep 0.2
-    done
-    return 1
-}
 modes_restored() { [[ -s $modes.after ]] && diff -q "$modes.before" "$modes.after" >/dev/null; }
 start_caretz() {
     rm -f "$modes".*
@@ -80,7 +70,7 @@ check "the session's supervisor runs inside the new sandbox" test -n "$superviso
 type_line '!sleep 3000'
 sleep 1
 kill -9 "$supervisor"
-check "SIGKILL of the supervisor inside: Caretz says so too" wait_for_count "ended unexpectedly" 2 10
+check "SIGKILL of the supervisor inside: Caretz says so too" wait_for_count "ended unexpectedly" 1 10
 type_line '!echo still-going-$((6*7))'
 check "... and the session goes on" wait_for_screen "still-going-42" 15
 tmux_ send-keys -t main C-d

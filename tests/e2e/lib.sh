@@ -78,6 +78,36 @@ wait_for_screen() {
     return 1
 }
 
+# type_line TEXT: types TEXT into the pane and presses Enter.
+type_line() {
+    tmux_ send-keys -t main -l -- "$1"
+    tmux_ send-keys -t main Enter
+}
+
+# wait_for_prompt [PROMPT] [SECONDS]: true once the screen's last line is an empty prompt
+# ("caretz>" unless given; tmux drops the trailing space).
+wait_for_prompt() {
+    local deadline=$((SECONDS + ${2:-15}))
+    while ((SECONDS < deadline)); do
+        [[ $(screen_text | grep -v '^[[:space:]]*$' | tail -1) == "${1:-caretz>}" ]] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# Lines over the pane's whole history, so a wait can be for something new, never an old line.
+whole_screen() { tmux_ capture-pane -p -t main -S -; }
+count_lines() { whole_screen | grep -c -- "$1"; }
+# wait_for_count TEXT MORE_THAN [SECONDS]: waits until more than MORE_THAN lines show TEXT.
+wait_for_count() {
+    local text=$1 more_than=$2 deadline=$((SECONDS + ${3:-10}))
+    while ((SECONDS < deadline)); do
+        (($(count_lines "$text") > more_than)) && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 # start_pane COMMAND: a 120x40 tmux pane running COMMAND (as root; use user_command_line).
 start_pane() {
     # A server that is still shutting down would take the new session down with it.

@@ -120,16 +120,6 @@ check "... and no offer" contains "$OUT" '"decision":null'
 start_pane "$(user_command_line /bin/bash "$ws" "$E2E_BIN --ask-sandbox-off --config $config; sleep 600")"
 wait_for_screen "caretz>" 10
 question="wants to reach localhost:$port"
-whole_screen() { tmux_ capture-pane -p -t main -S -; }
-count_lines() { whole_screen | grep -c -- "$1"; }
-wait_for_count() {
-    local text=$1 more_than=$2 deadline=$((SECONDS + ${3:-10}))
-    while ((SECONDS < deadline)); do
-        (($(count_lines "$text") > more_than)) && return 0
-        sleep 0.1
-    done
-    return 1
-}
 # fetch KEY [BEFORE]: fetches from the unlisted host at the prompt (after starting BEFORE, if
 # given), answers the question with KEY, and waits for the command's end.
 fetches=0

@@ -47,17 +47,6 @@ start_caretz() {
     wait_for_screen "caretz>" 10
 }
 
-# Counts over the pane's whole history, so a wait is for something new, never an old line.
-whole_screen() { tmux_ capture-pane -p -t main -S -; }
-count_lines() { whole_screen | grep -c -- "$1"; }
-wait_for_count() {
-    local text=$1 more_than=$2 deadline=$((SECONDS + ${3:-10}))
-    while ((SECONDS < deadline)); do
-        (($(count_lines "$text") > more_than)) && return 0
-        sleep 0.1
-    done
-    return 1
-}
 
 # type_command COMMAND: types !COMMAND and Enter at the Caretz prompt.
 type_command() {

@@ -35,15 +35,10 @@ caretz_pid() {
         below "$pid" "$pane" && { echo "$pid"; return; }
     done
 }
-type_line() { tmux_ send-keys -t main -l "$1"; tmux_ send-keys -t main Enter; }
 # Types a line at Caretz's prompt once the prompt is back, as a person watching would: keys
 # typed while the last command is still ending go to that command.
 prompt_line() {
-    local deadline=$((SECONDS + 15))
-    while ((SECONDS < deadline)); do
-        [[ $(screen_text | grep -v '^[[:space:]]*$' | tail -1) =~ ^caretz\>[[:space:]]*$ ]] && break
-        sleep 0.1
-    done
+    wait_for_prompt
     type_line "$1"
 }
 # A process is gone once it is missing or a zombie waiting for init to reap it.
