@@ -30,6 +30,12 @@ std::string string_at(const json& object, const char* key) {
     return object.contains(key) && object[key].is_string() ? object[key].get<std::string>() : "";
 }
 
+// The content block an event is about; 0 when the server sent none, or no integer.
+int index_of(const json& event) {
+    return event.contains("index") && event["index"].is_number_integer() ? event["index"].get<int>()
+                                                                         : 0;
+}
+
 }  // namespace
 
 json anthropic_request(const std::string& model, const std::string& system,
@@ -78,7 +84,7 @@ void AnthropicStream::feed(const SseEvent& event) {
 void AnthropicStream::start_block(const json& event) {
     if (!event.contains("content_block") || !event["content_block"].is_object()) return;
     const json& block = event["content_block"];
-    int index = event.value("index", 0);
+    int index = index_of(event);
     std::string type = string_at(block, "type");
     if (type == "tool_use") {
         ToolBlock& tool = tools_[index];
@@ -102,7 +108,7 @@ void AnthropicStream::take_delta(const json& event) {
         text_ += text;
         if (on_text_ && !text.empty()) on_text_(text);
     } else if (type == "input_json_delta") {
-        auto it = tools_.find(event.value("index", 0));
+        auto it = tools_.find(index_of(event));
         if (it != tools_.end()) it->second.call.arguments += string_at(delta, "partial_json");
     }
 }

@@ -41,7 +41,11 @@ std::optional<std::string> stream_error(const json& chunk) {
             return e["message"].get<std::string>();
         return e.is_string() ? e.get<std::string>() : e.dump();
     }
-    if (chunk.value("object", "") == "error") return chunk.value("message", chunk.dump());
+    // Compared as JSON: a server's "object" or "message" of another type must not throw.
+    if (chunk.contains("object") && chunk["object"] == "error")
+        return chunk.contains("message") && chunk["message"].is_string()
+                   ? chunk["message"].get<std::string>()
+                   : chunk.dump();
     return std::nullopt;
 }
 

@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
         config = parse_config(text, "fuzz.json");
     } catch (const ConfigError& e) {
-        require(std::string(e.what()).starts_with("fuzz.json"), "a config error that does not name the file");
+        require(std::string(e.what()).starts_with("fuzz.json"),
+                "a config error that does not name the file");
         return 0;
     }
     merge_settings(config, std::nullopt, {});

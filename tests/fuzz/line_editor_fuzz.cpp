@@ -33,13 +33,16 @@ void check_render(const LineBuffer& buffer, int columns) {
     require(erase != std::string::npos, "render() does not erase the rest of the line");
     std::string_view shown(out.data() + 1, erase - 1);
     bool clean = true;
-    bool valid = fuzz::utf8_valid(shown, [&](char32_t cp) { clean = clean && !fuzz::is_control(cp); });
+    bool valid =
+        fuzz::utf8_valid(shown, [&](char32_t cp) { clean = clean && !fuzz::is_control(cp); });
     require(valid, "the rendered line is not valid UTF-8");
     require(clean, "the rendered line sends a control character");
     std::string_view tail(out.data() + erase + 4, out.size() - erase - 4);
     if (!tail.empty()) {
-        require(tail.starts_with("\x1b[") && tail.ends_with("C"), "unexpected bytes after the line");
-        for (char c : tail.substr(2, tail.size() - 3)) require(c >= '0' && c <= '9', "bad cursor move");
+        require(tail.starts_with("\x1b[") && tail.ends_with("C"),
+                "unexpected bytes after the line");
+        for (char c : tail.substr(2, tail.size() - 3))
+            require(c >= '0' && c <= '9', "bad cursor move");
     }
 }
 

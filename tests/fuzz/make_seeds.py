@@ -148,6 +148,59 @@ def main():
                        ("mouse and focus", "\x1b[<0;10;5M\x1b[I\x1b[O\x1b[M !!"),
                        ("controls", "".join(chr(c) for c in range(32)) + "\x7f\u0085\u009b")]:
         write("line_editor", name, keys)
+    # Model streams as the scripted servers of the e2e tests send them (OpenAI chat completions
+    # and Anthropic Messages), plus the ways servers break them.
+    def chunk(delta, finish=None):
+        return "data: " + json.dumps({"id": "c", "object": "chat.completion.chunk", "choices": [
+            {"index": 0, "delta": delta, "finish_reason": finish}]}) + "\n\n"
+    openai = (chunk({"role": "assistant", "content": ""}) + chunk({"content": "Checking "}) +
+              chunk({"tool_calls": [{"index": 0, "id": "call_0", "type": "function",
+                                     "function": {"name": "shell", "arguments": ""}}]}) +
+              chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"comm'}}]}) +
+              chunk({"tool_calls": [{"index": 0, "function": {"arguments": 'and": "ls"}'}}]}) +
+              chunk({}, "tool_calls") + "data: [DONE]\n\n")
+    write("sse", "openai tool call", openai)
+    write("sse", "openai crlf and comments", ": keep-alive\r\n" + openai.replace("\n", "\r\n"))
+    write("sse", "openai cut mid call", openai[:len(openai) // 2])
+    write("sse", "openai error event", 'data: {"error": {"message": "Rate limit", "type": "x"}}\n\n')
+    def event(kind, body):
+        return f"event: {kind}\ndata: {json.dumps(dict(body, type=kind))}\n\n"
+    anthropic = (event("message_start", {"message": {"id": "m", "role": "assistant", "content": []}}) +
+                 event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}) +
+                 event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": "Hi"}}) +
+                 event("content_block_stop", {"index": 0}) +
+                 event("content_block_start", {"index": 1, "content_block": {
+                     "type": "tool_use", "id": "t1", "name": "shell", "input": {}}}) +
+                 event("content_block_delta", {"index": 1, "delta": {
+                     "type": "input_json_delta", "partial_json": '{"command": "id"}'}}) +
+                 event("content_block_stop", {"index": 1}) +
+                 event("message_delta", {"delta": {"stop_reason": "tool_use"}}) +
+                 event("message_stop", {}))
+    write("sse", "anthropic tool use", anthropic)
+    write("sse", "anthropic overloaded", event("error", {"error": {"type": "overloaded_error",
+                                                                    "message": "Overloaded"}}))
+    write("sse", "lone cr lines", "data: a\rdata: b\r\rdata: [DONE]\r\r")
+    # JSON-RPC lines as an ACP client sends them, and broken ones.
+    for name, line in [
+            ("initialize", {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                            "params": {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True}}}}),
+            ("session new", {"jsonrpc": "2.0", "id": 1, "method": "session/new",
+                             "params": {"cwd": "/home/u/w", "mcpServers": []}}),
+            ("prompt", {"jsonrpc": "2.0", "id": "p2", "method": "session/prompt", "params": {
+                "sessionId": "s1", "prompt": [{"type": "text", "text": "restart postgres"},
+                                              {"type": "resource_link", "uri": "file:///etc/x", "name": "x"}]}}),
+            ("cancel", {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}}),
+            ("permission answer", {"jsonrpc": "2.0", "id": 7, "result": {
+                "outcome": {"outcome": "selected", "optionId": "allow_once"}}}),
+            ("cancelled answer", {"jsonrpc": "2.0", "id": 8, "result": {"outcome": {"outcome": "cancelled"}}}),
+            ("error answer", {"jsonrpc": "2.0", "id": 9, "error": {"code": -32603, "message": "x"}})]:
+        write("jsonrpc", name, json.dumps(line))
+    for name, line in [("not json", "{jsonrpc: 2.0"), ("batch", "[{}]"), ("no version", '{"id": 1, "method": "x"}'),
+                       ("float id", '{"jsonrpc": "2.0", "id": 1.5, "method": "x"}'),
+                       ("params string", '{"jsonrpc": "2.0", "id": 1, "method": "x", "params": "p"}'),
+                       ("both result and error", '{"jsonrpc": "2.0", "id": 1, "result": 1, "error": {}}'),
+                       ("escapes", '{"jsonrpc": "2.0", "id": "\\u0000\\ud800", "method": "\\u001b]133;A\\u0007"}')]:
+        write("jsonrpc", name, line)
 
 
 if __name__ == "__main__":

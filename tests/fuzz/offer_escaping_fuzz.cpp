@@ -45,7 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string command(text.substr(0, half)), cwd(text.substr(half));
     std::string offer = offer_text(command, cwd, {Refusal{RefusalKind::write, cwd, command}});
     for (std::string_view styling : {"\x1b[1m", "\x1b[0m"}) {
-        for (std::size_t at; (at = offer.find(styling)) != std::string::npos;) offer.erase(at, styling.size());
+        for (std::size_t at; (at = offer.find(styling)) != std::string::npos;)
+            offer.erase(at, styling.size());
     }
     for (char& c : offer)
         if (c == '\n') c = ' ';

@@ -27,9 +27,15 @@ std::string_view take_line(std::string_view& rest) {
 const testing::FakeHost& host() {
     static const testing::FakeHost fake = [] {
         testing::FakeHost h;
-        h.paths = {"/etc/x", "/etc/foo", "/home/cztest/.ssh/id_ed25519", "/home/cztest/.aws/credentials",
-                   "/home/cztest/.config/caretz/config.json", "/home/cztest/outside", "/run/user/1000/bus",
-                   "/var/lib/dpkg/lock", "/usr/local/bin"};
+        h.paths = {"/etc/x",
+                   "/etc/foo",
+                   "/home/cztest/.ssh/id_ed25519",
+                   "/home/cztest/.aws/credentials",
+                   "/home/cztest/.config/caretz/config.json",
+                   "/home/cztest/outside",
+                   "/run/user/1000/bus",
+                   "/var/lib/dpkg/lock",
+                   "/usr/local/bin"};
         h.sockets = {"/var/run/docker.sock", "/run/docker.sock", "/run/dbus/system_bus_socket"};
         h.writable = {"/home/cztest", "/tmp"};
         return h;

@@ -91,6 +91,19 @@ TEST_CASE("Anthropic stream: error events and malformed data throw ModelError", 
     CHECK_THROWS_AS(stream.feed({"content_block_delta", "{\"type\": "}), ModelError);
 }
 
+TEST_CASE("Anthropic stream: an index of the wrong type does not throw", "[anthropic]") {
+    AnthropicStream stream(nullptr);
+    json start = {{"type", "content_block_start"},
+                  {"index", "one"},
+                  {"content_block", {{"type", "tool_use"}, {"id", "t"}, {"name", "shell"}}}};
+    CHECK_NOTHROW(stream.feed(event(start)));
+    json delta = json_delta(0, "{}");
+    delta["index"] = {{"nested", true}};
+    CHECK_NOTHROW(stream.feed(event(delta)));
+    REQUIRE(stream.reply().tool_calls.size() == 1);
+    CHECK(stream.reply().tool_calls[0].arguments == "{}");
+}
+
 TEST_CASE("Anthropic request: tool results ride in user messages, one role per message",
           "[anthropic]") {
     Conversation c = {

@@ -54,6 +54,16 @@ TEST_CASE("OpenAI stream: text streams out and tool call arguments are put toget
     CHECK(reply.tool_calls[1] == ToolCall{"call_b", "job_output", "{\"job_id\": 2}"});
 }
 
+TEST_CASE("OpenAI stream: error fields of other types are reported, never thrown past",
+          "[openai]") {
+    OpenAiStream stream(nullptr);
+    CHECK_NOTHROW(stream.feed(data({{"object", {{"not", "a string"}}}})));
+    CHECK_THROWS_WITH(stream.feed(data({{"object", "error"}, {"message", {{"code", 5}}}})),
+                      Catch::Contains("\"code\":5"));
+    CHECK_THROWS_WITH(stream.feed(data({{"object", "error"}, {"message", "model overloaded"}})),
+                      Catch::Contains("model overloaded"));
+}
+
 TEST_CASE("OpenAI stream: [DONE] alone completes it; a stream cut short does not", "[openai]") {
     OpenAiStream done(nullptr);
     done.feed(data(delta({{"content", "hi"}})));
