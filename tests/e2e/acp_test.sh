@@ -31,6 +31,21 @@ if [[ ! -f $ACP_SDK/acp.js ]]; then
 fi
 cp "$E2E_DIR/acp_client.mjs" "$AGENT_TMP/"
 
+# A web server on the host for the network approval: `localhost` is on no allowed list.
+web=$(mktemp -d /tmp/caretz-e2e-acp-web.XXXXXX)
+echo "served-through-the-proxy" >"$web/net.txt"
+python3 -c 'import functools, http.server, sys
+httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+    functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1]))
+print(httpd.server_address[1], flush=True)
+httpd.serve_forever()' "$web" >"$web/port" 2>/dev/null &
+web_server=$!
+trap 'kill $web_server; agent_cleanup; rm -rf "$ws" "$out" "$web"' EXIT
+for _ in $(seq 50); do [[ -s $web/port ]] && break; sleep 0.1; done
+web_port=$(cat "$web/port")
+# curl bypasses the proxy for localhost (NO_PROXY) unless told otherwise.
+fetch="curl -sS --noproxy '' -x http://127.0.0.1:3128 http://localhost:$web_port/net.txt"
+
 shell() { printf '{"tool_calls": [{"name": "shell", "arguments": {"command": %s}}]}' "$(json_string "$1")"; }
 json_string() { python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$1"; }
 no_tty_probe='tty; { : </dev/tty; } 2>/dev/null && echo TTY-OPENS || echo TTY-FAILS'
@@ -52,7 +67,9 @@ start_model "[
   {\"text\": \"DONE-SUDO\"},
   $(shell "echo LIVE-OUTPUT; sleep 1; echo END"),
   {\"text\": \"DONE-LIVE\"},
-  $(shell "touch $out/long && sleep 32")
+  $(shell "touch $out/long && sleep 32"),
+  $(shell "$fetch"),
+  {\"text\": \"DONE-NET\"}
 ]"
 model_env openai
 cat >"$AGENT_TMP/scenario.json" <<EOF2
@@ -66,7 +83,8 @@ cat >"$AGENT_TMP/scenario.json" <<EOF2
   {"prompt": "cancel the stream", "cancel_on": "agent_message_chunk"},
   {"prompt": "sudo", "permission": "allow_once"},
   {"prompt": "live output"},
-  {"prompt": "cancel the rerun", "permission": "allow_once", "cancel_after_permission_ms": 1500}
+  {"prompt": "cancel the rerun", "permission": "allow_once", "cancel_after_permission_ms": 1500},
+  {"prompt": "network", "permission": "allow_once"}
 ]}
 EOF2
 chmod 0644 "$AGENT_TMP/scenario.json"
@@ -234,6 +252,16 @@ check "... the rerun had started on the host" test -e "$out/long"
 check "... and was stopped" test -z "$(pgrep -u "$E2E_USER" -f 'sleep 32')"
 check "... the audit log has its exit status (SIGTERM)" \
     grep -qF '"event":"rerun_finished","rerun_exit":143' <(grep -F "touch $out/long" "$audit")
+
+# Step 10: a destination on no list: the network approval, as a permission request.
+check "an unlisted destination asks through one permission request" test "$(events permissions 10)" == 1
+check "... with its own options, of the three kinds" \
+    test "$(events option_kinds 10)" == "allow_once allow_always reject_once"
+check "... naming the host and port" contains "$(events permission_text 10)" "localhost:$web_port"
+check "... and allowed once, the download arrives" contains "$(tool_result "$(request_count)")" "served-through-the-proxy"
+check "... the turn ends normally" test "$(events stop 10)" == end_turn
+check "the audit log has the network decision" \
+    grep -qF "\"event\":\"network\"" <(grep -F "\"port\":$web_port" "$audit" | grep -F allow_once)
 
 check "nothing on Caretz's stderr came from a crash" not_contains "$(cat "$AGENT_TMP/stderr.txt")" "terminate called"
 finish
