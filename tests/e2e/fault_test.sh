@@ -73,6 +73,7 @@ kill -9 "$supervisor"
 check "SIGKILL of the supervisor inside: Caretz says so too" wait_for_count "ended unexpectedly" 1 10
 type_line '!echo still-going-$((6*7))'
 check "... and the session goes on" wait_for_screen "still-going-42" 15
+wait_for_prompt
 tmux_ send-keys -t main C-d
 wait_for_screen "CARETZ-EXITED" 10
 check "after Ctrl-D the terminal's modes are as before" modes_restored
@@ -100,6 +101,7 @@ check "... so the approved command does not run outside" test ! -e "$outside/app
 check "... and the audit log holds no half line" test "$(md5sum <"$state/audit.log")" == "$audit_before"
 type_line '!echo disk-full-$((6*7))'
 check "... and the session goes on" wait_for_screen "disk-full-42" 15
+wait_for_prompt
 tmux_ send-keys -t main C-d
 wait_for_screen "CARETZ-EXITED" 10
 check "... and the terminal's modes come back" modes_restored

@@ -159,6 +159,7 @@ check "no rerun survives" test -z "$(pgrep -u "$E2E_USER" -fx 'sleep 60')"
 
 check "one offer line per offer in the audit log" test "$(audit_query session_count "$outside/once")" -eq 11
 
+wait_for_prompt
 tmux_ send-keys -t main C-d
 check "Ctrl-D leaves Caretz" wait_for_screen "CARETZ-EXITED" 5
 

@@ -92,10 +92,11 @@ command_pid 'sleep 30' >/dev/null
 sleep 0.3
 tmux_ send-keys -t main C-c
 check "Ctrl-C interrupts the command with status 130" wait_for_screen "[exit 130]" 5
-prompt_line '!echo after-ctrl-c'
-check "... and Caretz goes on" wait_for_screen "after-ctrl-c" 5
+prompt_line '!echo after-ctrl-c-$((6*7))'
+check "... and Caretz goes on" wait_for_screen "after-ctrl-c-42" 5
 
 sandbox=$(pgrep -P "$(caretz_pid)" -x bwrap | head -1)
+wait_for_prompt
 tmux_ send-keys -t main C-d
 check "Ctrl-D leaves Caretz" wait_for_screen "CARETZ-EXITED" 5
 check "... and the terminal's modes are as before" modes_restored
@@ -104,8 +105,8 @@ check "... and the terminal's modes are as before" modes_restored
 for signal in TERM HUP; do
     rm -f "$modes".*
     run_in_pane
-    prompt_line '!echo warm'
-    wait_for_screen "warm" 5
+    prompt_line '!echo warm-$((6*7))'
+    wait_for_screen "warm-42" 5
     # A command that runs when the signal comes: its sandbox must go too.
     prompt_line '!sleep 300'
     command=$(command_pid 'sleep 300')
