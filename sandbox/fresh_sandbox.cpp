@@ -31,13 +31,6 @@ constexpr int kStatusFd = 3;
 constexpr int kExecutableFd = 4;
 const std::string kForwarderPath = std::string(kRuntimeDir) + "/caretz";
 
-// The signal a key stands for: Ctrl-C and Ctrl-\. bwrap's --new-session leaves the command
-// without a controlling terminal, so no terminal sends these; Caretz, which reads the keys,
-// sends them to the command's process group itself.
-int signal_for_key(char c) {
-    return c == '\x03' ? SIGINT : c == '\x1c' ? SIGQUIT : 0;
-}
-
 // One command's traffic until it ends: its output (a pipe, or the master of the PTY it runs
 // on), bwrap's status pipe, the keys from the user's terminal, and the network question gate.
 class Pump {
@@ -122,6 +115,8 @@ private:
         held_output.clear();
     }
 
+    // bwrap's --new-session leaves the command without a controlling terminal, so no terminal
+    // turns Ctrl-C and Ctrl-\ into signals; Caretz, which reads the keys, sends them itself.
     void keys(std::string_view typed) {
         std::string for_command;
         bool interrupted = false;

@@ -40,6 +40,11 @@ struct CommandIo {
     bool may_ask_network = false;
 };
 
+// The signal a key from the user's terminal stands for while a command runs: Ctrl-C is SIGINT
+// and Ctrl-\ SIGQUIT; 0 for any other key. Only these reach a command whose stdin is not the
+// terminal.
+int signal_for_key(char c);
+
 struct SandboxResult {
     int exit_code = 0;
     std::string cwd;            // where the command ended (session mode follows `cd`)
@@ -50,10 +55,10 @@ struct SandboxResult {
 struct JobReport {
     enum class State { running, exited, killed };
     State state = State::running;
-    int status = 0;            // the exit code, or the signal that ended it
-    std::string output_head;   // the first bytes the job wrote (stdout and stderr)
-    std::string output_tail;   // the last bytes, when there were more than the head holds
-    uint64_t output_bytes = 0; // everything it wrote, including what lies between
+    int status = 0;             // the exit code, or the signal that ended it
+    std::string output_head;    // the first bytes the job wrote (stdout and stderr)
+    std::string output_tail;    // the last bytes, when there were more than the head holds
+    uint64_t output_bytes = 0;  // everything it wrote, including what lies between
 };
 
 // Background jobs: commands that run in the sandbox without a terminal while other commands
@@ -90,8 +95,8 @@ public:
 
 struct SandboxSpec {
     SandboxPolicy policy;
-    Environment env;     // what commands get (API keys already removed)
-    std::string shell;   // the user's shell
+    Environment env;    // what commands get (API keys already removed)
+    std::string shell;  // the user's shell
     std::string cwd;
     WindowSize size;
 };

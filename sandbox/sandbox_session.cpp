@@ -15,11 +15,11 @@
 #include <utility>
 
 #include "sandbox/bwrap_command.h"
-#include "sandbox/preflight.h"
-#include "sandbox/seccomp_filter.h"
 #include "sandbox/fresh_sandbox.h"
 #include "sandbox/network_forwarder.h"
 #include "sandbox/network_proxy.h"
+#include "sandbox/preflight.h"
+#include "sandbox/seccomp_filter.h"
 #include "sandbox/session_supervisor.h"
 #include "sandbox/spawn.h"
 
@@ -131,7 +131,8 @@ SandboxSession::SandboxSession(const SandboxPolicy& policy, const Environment& e
                                 {executable.get(), kExecutableFd},
                                 {seccomp.get(), kSeccompFd}},
                                true);
-    if (bwrap_pid_ < 0) throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));
+    if (bwrap_pid_ < 0)
+        throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));
     child_end.reset();
     status_write.reset();
     errors_write.reset();
@@ -215,7 +216,8 @@ void SandboxSession::wait_until_ready(const CommandIo& io, SandboxResult& result
 
 // Waits for the next event from the supervisor or the terminal; false if the sandbox is gone.
 bool SandboxSession::pump(const CommandIo& io, SandboxResult& result) {
-    const bool forward = io.input_fd >= 0 && !input_closed_ && (phase_ == Phase::sent || phase_ == Phase::running);
+    const bool forward =
+        io.input_fd >= 0 && !input_closed_ && (phase_ == Phase::sent || phase_ == Phase::running);
     pollfd fds[4] = {{control_.get(), POLLIN, 0},
                      {errors_.get(), POLLIN, 0},
                      {forward ? io.input_fd : -1, POLLIN, 0},
@@ -281,7 +283,7 @@ void SandboxSession::forward_input(const CommandIo& io) {
     if (!io.stdin_from_terminal) {
         std::string signals;
         for (char c : keys)
-            if (c == '\x03' || c == '\x1c') signals += c;
+            if (signal_for_key(c)) signals += c;
         keys = signals;
     }
     if (keys.empty()) return;

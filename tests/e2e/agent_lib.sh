@@ -74,18 +74,6 @@ tmux_caretz() {
     tmux -L "$TMUX_SOCKET" new-session -d -s main -x 120 -y 40 "bash $runner"
 }
 
-screen() { tmux -L "$TMUX_SOCKET" capture-pane -p -S -500; }
-
-# wait_for_screen TEXT [SECONDS]: true once TEXT is on the screen (scrollback included).
-wait_for_screen() {
-    local deadline=$((SECONDS + ${2:-15}))
-    while ((SECONDS < deadline)); do
-        [[ $(screen) == *"$1"* ]] && return 0
-        sleep 0.2
-    done
-    return 1
-}
-
 keys() { tmux -L "$TMUX_SOCKET" send-keys "$@"; }
 
 # A folder on the host that the test user may write but the sandbox may not.
@@ -96,6 +84,6 @@ check_screen() {
     if wait_for_screen "$2" "${3:-15}"; then
         pass "$1"
     else
-        fail "$1" "\"$2\" did not appear; the screen:" "$(screen | grep -v '^$' | tail -25)"
+        fail "$1" "\"$2\" did not appear; the screen:" "$(screen_text | grep -v '^$' | tail -25)"
     fi
 }

@@ -41,8 +41,8 @@ check_screen "a plan-mode turn runs to its answer" "PLAN-DONE"
 check "plan mode's sandbox is read-only: the workspace file was not created" test ! -e "$ws/planned"
 check "... the model is told so" contains "$(tool_result 2)" "touch: cannot touch 'planned': Read-only file system"
 check "... and its system prompt says plan mode is on" contains "$(system_of 1)" "Plan mode is on"
-check "plan mode never asks" not_contains "$(screen)" "choice>"
-check "... and says why on the terminal" contains "$(screen)" "plan mode never runs commands outside the sandbox"
+check "plan mode never asks" not_contains "$(screen_text)" "choice>"
+check "... and says why on the terminal" contains "$(screen_text)" "plan mode never runs commands outside the sandbox"
 type_line "/plan"
 check_screen "/plan again turns it off" "Plan mode is off"
 
@@ -59,7 +59,7 @@ check "the job ran in the sandbox: its write was refused" contains "$job" "touch
 check "... and nothing ran outside" test ! -e "$out/bg"
 check "the job's environment has no CARETZ_API_KEY" not_contains "$job" "$API_KEY"
 check "job_kill stops a running job" contains "$job" "job 2 stopped: ended by signal 15"
-check "background jobs never ask" not_contains "$(screen)" "choice>"
+check "background jobs never ask" not_contains "$(screen_text)" "choice>"
 type_line "/jobs"
 check_screen "/jobs lists the jobs with their state" "2  ended by signal 15  sleep 30"
 
@@ -72,8 +72,8 @@ check "... under a subagent's system prompt" contains "$(system_of 8)" "You are 
 check "... without the task tool" not_contains "$(sed -n 8p "$REQUESTS")" '"name": "task"'
 check "the subagent gets the sandboxed result" test "$(tool_result 9)" == "exit status: 1
 touch: cannot touch '$out/sub': Read-only file system"
-check "subagents never ask" not_contains "$(screen)" "choice>"
-check "... and the terminal says why" contains "$(screen)" "subagents never ask"
+check "subagents never ask" not_contains "$(screen_text)" "choice>"
+check "... and the terminal says why" contains "$(screen_text)" "subagents never ask"
 check "nothing the subagent ran went outside" test ! -e "$out/sub"
 check "the main agent gets the subagent's answer" test "$(tool_result 10)" == "SUB-ANSWER: refused"
 check "the subagent shares the sandbox session (its cd stays)" contains "$(tool_result 11)" "/tmp"

@@ -29,8 +29,8 @@ tmux_caretz /bin/bash "$ws" --provider "$PROVIDER" --ask-sandbox-off -p "make th
 
 check_screen "-p sends the first prompt; the model's text streams to the screen" "Trying it."
 check_screen "the refused command opens the offer" "The sandbox refused this command"
-check "... naming the refused path" contains "$(screen)" "write: $out/denied"
-check "... and waiting for a choice" contains "$(screen)" "choice>"
+check "... naming the refused path" contains "$(screen_text)" "write: $out/denied"
+check "... and waiting for a choice" contains "$(screen_text)" "choice>"
 keys Enter
 check_screen "Enter denies, and the turn goes on to the model's answer" "ANSWER-ONE"
 check "nothing ran outside: the file does not exist" test ! -e "$out/denied"

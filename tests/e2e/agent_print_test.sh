@@ -82,8 +82,8 @@ EOF
 model_env openai
 tmux_caretz /bin/bash "$ws" --ask-sandbox-off --print -p "touch it"
 check_screen "--print on a terminal runs to the end" "CARETZ-EXITED 0"
-check "... printing the answer" contains "$(screen)" "TERMINAL ANSWER"
-check "... without asking, even with --ask-sandbox-off" not_contains "$(screen)" "choice>"
+check "... printing the answer" contains "$(screen_text)" "TERMINAL ANSWER"
+check "... without asking, even with --ask-sandbox-off" not_contains "$(screen_text)" "choice>"
 check "... and nothing ran outside" test ! -e "$out/t"
 
 man_text=$(MANWIDTH=100 man -l "$(dirname "$0")/../../man/caretz.1" 2>&1)

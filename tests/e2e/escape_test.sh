@@ -505,34 +505,24 @@ server=
 pwned="/tmp/caretz-e2e-pwned-$tag"
 control_file="/tmp/caretz-e2e-control-$tag"
 TMUX_SOCKET="caretz-e2e-escape-$tag"
-tmux_() { tmux -L "$TMUX_SOCKET" "$@"; }
-pane_text() { tmux_ capture-pane -p -t esc -S -100; }
-wait_pane() {
-    local deadline=$((SECONDS + ${2:-15}))
-    while ((SECONDS < deadline)); do
-        [[ $(pane_text) == *"$1"* ]] && return 0
-        sleep 0.2
-    done
-    return 1
-}
-tmux_ new-session -d -s esc -x 150 -y 40 \
+tmux_ new-session -d -s main -x 150 -y 40 \
     "runuser -u $E2E_USER -- env -i HOME=$TEST_HOME USER=$E2E_USER PATH=/usr/bin:/bin SHELL=/bin/bash LANG=C.UTF-8 TERM=screen-256color HISTFILE=/dev/null bash --norc --noprofile -i"
-tmux_ send-keys -t esc "cd $ws; PS1='host\$ '" Enter
-wait_pane 'host$'
+tmux_ send-keys -t main "cd $ws; PS1='host\$ '" Enter
+wait_for_screen 'host$' 15
 # Control: the same injection from the host shell itself does reach the terminal.
-tmux_ send-keys -t esc "python3 probe.py tiocsti 'touch $control_file'\$'\\n'" Enter
+tmux_ send-keys -t main "python3 probe.py tiocsti 'touch $control_file'\$'\\n'" Enter
 sleep 1.5
 if [[ -e $control_file ]]; then control_note="control injected on the host"; else control_note="kernel refuses TIOCSTI (control failed)"; fi
-tmux_ send-keys -t esc "clear" Enter
+tmux_ send-keys -t main "clear" Enter
 sleep 0.5
-tmux_ clear-history -t esc
-tmux_ send-keys -t esc "$E2E_BIN exec ${MODE[*]} \"python3 probe.py tiocsti 'touch $pwned'\$'\\n'\"; echo caretz-done-\$?" Enter
-wait_pane "caretz-done-" 20
+tmux_ clear-history -t main
+tmux_ send-keys -t main "$E2E_BIN exec ${MODE[*]} \"python3 probe.py tiocsti 'touch $pwned'\$'\\n'\"; echo caretz-done-\$?" Enter
+wait_for_screen "caretz-done-" 20
 sleep 1
-tmux_ send-keys -t esc "echo pane-alive" Enter
-wait_pane "pane-alive" 5
-tiocsti_seen=$(pane_text | grep -E '^(fd[0-2]|/dev/tty)' | tr '\n' ';' | sed 's/;$//')
-OUT=$(pane_text)
+tmux_ send-keys -t main "echo pane-alive" Enter
+wait_for_screen "pane-alive" 5
+tiocsti_seen=$(screen_text | grep -E '^(fd[0-2]|/dev/tty)' | tr '\n' ';' | sed 's/;$//')
+OUT=$(screen_text)
 if [[ ! -e $pwned ]]; then
     pass "TIOCSTI injection into the real terminal"
     ROWS+=("TIOCSTI into the terminal (tmux)|nothing reaches the host shell|$tiocsti_seen [$control_note]")

@@ -21,28 +21,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Every process below PID, PID itself excluded, parents before their children.
-descendants() {
-    local child
-    for child in $(pgrep -P "$1"); do
-        echo "$child"
-        descendants "$child"
-    done
-}
-# The Caretz in this test's pane, and the bwrap it started (other tests may run their own).
-caretz_pid() {
-    local p
-    for p in $(descendants "$(tmux_ display-message -p -t main '#{pane_pid}')"); do
-        [[ $(ps -o comm= -p "$p") == caretz ]] && { echo "$p"; return; }
-    done
-}
 sandbox_of() { pgrep -u "$E2E_USER" -P "$1" -x bwrap; }
-modes_restored() { [[ -s $modes.after ]] && diff -q "$modes.before" "$modes.after" >/dev/null; }
-start_caretz() {
-    rm -f "$modes".*
-    start_pane "$(user_command_line /bin/bash "$ws" "stty -g > $modes.before; $E2E_BIN $*; stty -g > $modes.after; echo CARETZ-EXITED; sleep 600")"
-    wait_for_screen "caretz>" 10
-}
+start_caretz() { start_caretz_pane "$ws" "$@"; }
 
 # --- the sandbox killed under the session ------------------------------------------------------
 start_caretz

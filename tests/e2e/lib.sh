@@ -66,13 +66,50 @@ user_command_line() {
 # tmux on a socket of the test's own, so tests never touch each other's sessions.
 TMUX_SOCKET="caretz-e2e-$$"
 tmux_() { tmux -L "$TMUX_SOCKET" "$@"; }
-screen_text() { tmux_ capture-pane -p -t main -S -200; }
+screen_text() { tmux_ capture-pane -p -t main -S -500; }
 
 # wait_for_screen TEXT [SECONDS]: waits until the pane shows TEXT; false on timeout.
 wait_for_screen() {
     local text=$1 deadline=$((SECONDS + ${2:-10}))
     while ((SECONDS < deadline)); do
         [[ "$(screen_text)" == *"$text"* ]] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# start_caretz_pane DIR ARGS...: Caretz with ARGS as the test user in DIR in the tmux pane,
+# with the terminal's modes saved to $modes.before and $modes.after around it, and
+# CARETZ-EXITED shown once it ends; waits for its prompt. The test sets `modes`.
+start_caretz_pane() {
+    local dir=$1
+    shift
+    rm -f "$modes".*
+    start_pane "$(user_command_line /bin/bash "$dir" "stty -g > $modes.before; $E2E_BIN $*; stty -g > $modes.after; echo CARETZ-EXITED; sleep 600")"
+    wait_for_screen "caretz>" 10
+}
+modes_restored() { [[ -s $modes.after ]] && diff -q "$modes.before" "$modes.after" >/dev/null; }
+
+# Every process below PID, PID itself excluded, parents before their children.
+descendants() {
+    local child
+    for child in $(pgrep -P "$1"); do
+        echo "$child"
+        descendants "$child"
+    done
+}
+# The Caretz running in this test's pane (other tests may run Caretz at the same time).
+caretz_pid() {
+    local p
+    for p in $(descendants "$(tmux_ display-message -p -t main '#{pane_pid}')"); do
+        [[ $(ps -o comm= -p "$p") == caretz ]] && { echo "$p"; return; }
+    done
+}
+# gone PID [TENTHS]: waits up to TENTHS tenths of a second (20) for PID to be missing or a
+# zombie waiting for init to reap it.
+gone() {
+    for _ in $(seq "${2:-20}"); do
+        [[ ! -e /proc/$1 ]] || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null && return 0
         sleep 0.1
     done
     return 1

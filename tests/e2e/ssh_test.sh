@@ -47,15 +47,8 @@ check "the remote Caretz and its sandbox are running" test -n "$caretz" -a -n "$
 
 pkill -9 -u "$E2E_USER" -x ssh
 check "the connection drops" wait_for_screen "SSH-ENDED" 10
-gone() {
-    for _ in $(seq 30); do
-        [[ ! -e /proc/$1 ]] || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
-check "no Caretz process is left behind" gone "${caretz:-0}"
-check "no sandbox process is left behind" gone "${sandbox:-0}"
+check "no Caretz process is left behind" gone "${caretz:-0}" 30
+check "no sandbox process is left behind" gone "${sandbox:-0}" 30
 check "nothing else of that sandbox runs" test -z "$(pgrep -u "$E2E_USER" -f "cd $ws")"
 
 finish

@@ -13,41 +13,12 @@ ws=$(new_workspace)
 modes="$E2E_HOME/stty-$$"
 trap 'tmux_ kill-server 2>/dev/null; rm -rf "$ws" "$modes".*' EXIT
 
-# run_in_pane: saves the terminal's modes, runs Caretz, saves them again after it ends.
-run_in_pane() {
-    start_pane "$(user_command_line /bin/bash "$ws" "stty -g > $modes.before; $E2E_BIN $MODE; stty -g > $modes.after; echo CARETZ-EXITED; sleep 600")"
-    wait_for_screen "caretz>" 10
-}
-# below PID ANCESTOR: whether ANCESTOR is among PID's parents.
-below() {
-    local p=$1
-    while [[ $p -gt 1 ]]; do
-        p=$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null || echo 1)
-        [[ $p -eq $2 ]] && return 0
-    done
-    return 1
-}
-# The Caretz running in this test's pane (other tests may run Caretz at the same time).
-caretz_pid() {
-    local pane pid
-    pane=$(tmux_ display-message -p -t main '#{pane_pid}')
-    for pid in $(pgrep -u "$E2E_USER" -fx "$E2E_BIN${MODE:+ $MODE}"); do
-        below "$pid" "$pane" && { echo "$pid"; return; }
-    done
-}
+run_in_pane() { start_caretz_pane "$ws" $MODE; }
 # Types a line at Caretz's prompt once the prompt is back, as a person watching would: keys
 # typed while the last command is still ending go to that command.
 prompt_line() {
     wait_for_prompt
     type_line "$1"
-}
-# A process is gone once it is missing or a zombie waiting for init to reap it.
-gone() {
-    for _ in $(seq 20); do
-        [[ ! -e /proc/$1 ]] || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
 }
 # command_pid COMMAND_LINE: waits up to 5 s for a process running exactly COMMAND_LINE below
 # this pane's Caretz (other tests' processes do not count), and prints its pid.
@@ -55,13 +26,12 @@ command_pid() {
     local caretz p
     caretz=$(caretz_pid)
     for _ in $(seq 50); do
-        for p in $(pgrep -u "$E2E_USER" -fx "$1"); do
-            below "$p" "$caretz" && { echo "$p"; return; }
+        for p in $(descendants "$caretz"); do
+            [[ $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) == "$1 " ]] && { echo "$p"; return; }
         done
         sleep 0.1
     done
 }
-modes_restored() { [[ -s $modes.after ]] && diff -q "$modes.before" "$modes.after" >/dev/null; }
 
 run_in_pane
 prompt_line '!echo hi-from-the-sandbox'
