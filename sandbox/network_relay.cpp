@@ -83,7 +83,7 @@ bool RelayLoop::move(Pair& pair, int from) {
     size_t& start = pair.start[from];
     size_t& end = pair.end[from];
     // A few reads per event at most, so one fast connection cannot starve the others.
-    for (int reads = 0; reads < 4;) {
+    for (int reads = 0;;) {
         while (start < end) {
             ssize_t n = ::send(out, buffer.data() + start, end - start, MSG_NOSIGNAL);
             if (n < 0 && errno == EINTR) continue;
@@ -92,22 +92,21 @@ bool RelayLoop::move(Pair& pair, int from) {
             start += static_cast<size_t>(n);
         }
         start = end = 0;
-        if (pair.input_ended[from]) {
-            ::shutdown(out, SHUT_WR);
-            return true;
-        }
+        if (pair.input_ended[from] || reads == 4) return true;
         ssize_t n = ::read(in, buffer.data(), buffer.size());
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
         if (n < 0) return false;
         ++reads;
         if (n == 0) {
+            // The buffer is empty here, so the end of input goes on at once: left for a later
+            // event it would be lost, as epoll stops watching a side whose input has ended.
             pair.input_ended[from] = true;
-            continue;
+            ::shutdown(out, SHUT_WR);
+            return true;
         }
         end = static_cast<size_t>(n);
     }
-    return true;
 }
 
 void RelayLoop::update_interest(Pair& pair, int side) {
