@@ -8,4 +8,7 @@ namespace caretz {
 // binary; empty for any other name.
 std::string_view embedded_hook_file(std::string_view name);
 
+// The shell guard library built from hooks/shell_guard.c (see there), compiled into the binary.
+std::string_view embedded_shell_guard();
+
 }  // namespace caretz

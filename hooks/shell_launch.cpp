@@ -71,7 +71,18 @@ ShellLaunch shell_launch(std::string_view shell_path, const std::string& hook_di
         throw UnsupportedShell("caretz: the session shell " + shell +
                                " is not supported; set SHELL to bash, zsh or fish");
     }
+    const std::string guard = hook_dir + "/guard.so";
+    launch.files.emplace_back(guard, embedded_shell_guard());
+    launch.env["LD_PRELOAD"] = guard;
     return launch;
+}
+
+std::map<std::string, std::string> environment_for(const ShellLaunch& launch,
+                                                   std::map<std::string, std::string> user_env) {
+    std::string user_preload = user_env.count("LD_PRELOAD") ? user_env["LD_PRELOAD"] : "";
+    for (const auto& [name, value] : launch.env) user_env[name] = value;
+    if (!user_preload.empty()) user_env["LD_PRELOAD"] += ":" + user_preload;
+    return user_env;
 }
 
 }  // namespace caretz

@@ -26,7 +26,7 @@ public:
 // How to start a session shell with the hooks injected, without touching the user's files.
 struct ShellLaunch {
     std::vector<std::string> argv;
-    // Variables to set on top of the user's environment.
+    // Variables to set on top of the user's environment (see environment_for below).
     std::map<std::string, std::string> env;
     // Files to write (path, content) before starting the shell, creating their directories;
     // all lie under the hook dir.
@@ -49,9 +49,17 @@ struct ShellLaunch {
 // in FILE in the shell itself: the command-start mark, the output, then the command-done mark
 // with FILE's status. __caretz_run is an alias in bash and zsh and a function without scope
 // shadowing in fish, so `declare`, `typeset` and `set` in FILE act as if typed at the prompt.
+// The shell also preloads HOOK_DIR/guard.so (hooks/shell_guard.c), which makes it undumpable, so
+// the commands it runs can neither read the nonce from its memory nor trace it; the guard takes
+// itself off LD_PRELOAD before the shell reads its environment.
 // Throws UnsupportedShell for any other shell, std::invalid_argument for any other nonce.
 ShellLaunch shell_launch(std::string_view shell_path, const std::string& hook_dir,
                          const std::string& nonce, const std::string& home,
                          const std::optional<std::string>& user_zdotdir = std::nullopt);
+
+// The environment to start the shell with: `user_env` with the launch's variables on top,
+// except that LD_PRELOAD keeps what the user had, after the guard.
+std::map<std::string, std::string> environment_for(const ShellLaunch& launch,
+                                                   std::map<std::string, std::string> user_env);
 
 }  // namespace caretz

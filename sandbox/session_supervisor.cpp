@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -280,8 +281,7 @@ private:
             std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
             write_file(path, content);
         }
-        Environment env = current_environment();
-        for (const auto& [k, v] : launch.env) env[k] = v;
+        Environment env = environment_for(launch, current_environment());
         if (!env.count("TERM")) env["TERM"] = "xterm-256color";
         std::vector<std::string> envs = environment_strings(env);
         std::vector<char*> c_env, c_argv;
@@ -379,6 +379,9 @@ private:
 }  // namespace
 
 int run_session_supervisor() {
+    // The supervisor learns the session nonce; the commands of the sandbox run as the same user
+    // and must not read it from this process's memory or trace it (the shell has its guard).
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     // Whatever else bwrap handed down (its status pipe, the binary) is not the shell's.
     ::close_range(kSupervisorControlFd + 1, ~0U, 0);
     // Listening before the first shell starts, so its first command finds the proxy. Its end

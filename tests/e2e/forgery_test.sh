@@ -185,15 +185,21 @@ EOF
     check "a child process cannot forge the end of the command or its cwd" \
         eval '[[ $(json_field exit_code) == 3 && $(json_field cwd) == "$ws" && $(json_field output) == *"still running"* ]]'
 
-    # Known limit, reported rather than failed: without Yama, a process of the same user may
-    # read the session shell's memory (/proc/PID/mem), where the nonce must live.
+    # Nor may it read the nonce from the memory of the session shell or of any other process of
+    # the sandbox (/proc/PID/mem; without Yama any process of the same user could), or trace the
+    # shell, which would let it make the shell print whatever it likes.
     cat >"$ws/peek.py" <<'EOF'
-import os, re
-pid = os.getppid()
+import ctypes, os, re
 found = set()
-try:
-    mem = open(f"/proc/{pid}/mem", "rb", 0)
-    for line in open(f"/proc/{pid}/maps"):
+for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+    if pid == os.getpid():
+        continue
+    try:
+        mem = open(f"/proc/{pid}/mem", "rb", 0)
+        maps = open(f"/proc/{pid}/maps").read()
+    except OSError:
+        continue
+    for line in maps.splitlines():
         addr, perms = line.split()[:2]
         start, end = (int(x, 16) for x in addr.split("-"))
         if "r" in perms and end - start < 1 << 30:
@@ -202,13 +208,18 @@ try:
                 found |= set(re.findall(rb"caretz=([0-9a-f]{32})", mem.read(end - start)))
             except (OSError, ValueError, OverflowError, MemoryError):
                 pass
-except OSError as e:
-    print("memory unreadable:", e)
-print("nonces in the shell's memory:", len(found))
+print("nonces found:", len(found))
+libc = ctypes.CDLL(None, use_errno=True)
+PTRACE_SEIZE = 0x4206  # does not stop the shell; ends when this process does
+seized = libc.ptrace(PTRACE_SEIZE, os.getppid(), 0, 0) == 0
+print("shell traced:", "yes" if seized else "no")
 EOF
     chown "$E2E_USER:" "$ws/peek.py"
-    caretz_as_user "$SH" "$ws" exec 'python3 peek.py'
-    echo "note (known limit): a child reading the session shell's /proc/PID/mem: $(printf '%s' "$OUT" | tail -1)"
+    caretz_as_user "$SH" "$ws" exec --json 'python3 peek.py'
+    check "a command finds no nonce in the memory of any process of the sandbox" \
+        eval '[[ $(json_field output) == *"nonces found: 0"* ]]'
+    check "a command cannot trace the session shell" \
+        eval '[[ $(json_field output) == *"shell traced: no"* ]]'
 fi
 
 finish

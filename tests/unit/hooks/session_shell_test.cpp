@@ -89,8 +89,7 @@ public:
                                                   {"TERM", "xterm-256color"},
                                                   {"LANG", "C.UTF-8"},
                                                   {"USER", "caretz-test"}};
-        for (const auto& [name, value] : launch.env) env[name] = value;
-        start(launch.argv, env);
+        start(launch.argv, caretz::environment_for(launch, env));
         wait_for([this] { return prompt_ends_ > 0; });
     }
 
@@ -262,6 +261,9 @@ void check_session_behaviour(SessionShell& shell, const TempDir& home,
     CHECK(interrupted.status == 130);
     CHECK(interrupted.output.find("not reached") == std::string::npos);
     CHECK(shell.run("echo still here").output == "still here\r\n");
+
+    // The guard that keeps the shell's memory closed is not passed on to its commands.
+    CHECK(shell.run("printenv LD_PRELOAD || echo none").output == "none\r\n");
 
     CommandResult count = shell.run("env | grep -c CARETZ_NONCE");
     CHECK(count.output == "0\r\n");

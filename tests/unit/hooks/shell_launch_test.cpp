@@ -1,8 +1,15 @@
 #include "hooks/shell_launch.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
 #include <stdexcept>
 #include <string>
+
+#include "hooks/embedded_hooks.h"
 
 using caretz::hook_script;
 using caretz::shell_launch;
@@ -31,7 +38,7 @@ TEST_CASE("bash starts with the hook as its init file", "[hooks]") {
     CHECK(launch.argv ==
           std::vector<std::string>{"/bin/bash", "--init-file", "/run/h/bashrc", "-i"});
     CHECK(launch.env.at("HOME") == "/home/u");
-    REQUIRE(launch.files.size() == 2);
+    REQUIRE(launch.files.size() == 3);
     CHECK(launch.files[1].first == "/run/h/bashrc");
     CHECK(launch.files[1].second == hook_script("bash"));
 }
@@ -52,7 +59,7 @@ TEST_CASE("zsh starts with ZDOTDIR on the hook's shim", "[hooks]") {
     CHECK(launch.argv == std::vector<std::string>{"/usr/bin/zsh", "-i"});
     CHECK(launch.env.at("ZDOTDIR") == "/run/h/zsh");
     CHECK(launch.env.count("CARETZ_USER_ZDOTDIR") == 0);
-    REQUIRE(launch.files.size() == 3);
+    REQUIRE(launch.files.size() == 4);
     CHECK(launch.files[1].first == "/run/h/zsh/.zshenv");
     CHECK(launch.files[2].first == "/run/h/zsh/.zshrc");
     CHECK(launch.files[2].second == hook_script("zsh"));
@@ -66,7 +73,7 @@ TEST_CASE("fish sources the hook through --init-command", "[hooks]") {
     ShellLaunch launch = shell_launch("/usr/bin/fish", "/run/it's", "abc123", "/home/u");
     CHECK(launch.argv == std::vector<std::string>{"/usr/bin/fish", "-i", "--init-command",
                                                   "source '/run/it\\'s/hook.fish'"});
-    REQUIRE(launch.files.size() == 2);
+    REQUIRE(launch.files.size() == 3);
     CHECK(launch.files[1].first == "/run/it's/hook.fish");
 }
 
@@ -81,4 +88,69 @@ TEST_CASE("a nonce that is not letters and digits is refused", "[hooks]") {
     CHECK_THROWS_AS(shell_launch("/bin/bash", "/run/h", "", "/home/u"), std::invalid_argument);
     CHECK_THROWS_AS(shell_launch("/bin/bash", "/run/h", "ab'c", "/home/u"), std::invalid_argument);
     CHECK_THROWS_AS(shell_launch("/bin/zsh", "/run/h", "a b", "/home/u"), std::invalid_argument);
+}
+
+TEST_CASE("every shell preloads the guard, written from the binary", "[hooks]") {
+    for (const char* shell : {"/bin/bash", "/usr/bin/zsh", "/usr/bin/fish"}) {
+        ShellLaunch launch = shell_launch(shell, "/run/h", "abc123", "/home/u");
+        CHECK(launch.env.at("LD_PRELOAD") == "/run/h/guard.so");
+        REQUIRE(launch.files.back().first == "/run/h/guard.so");
+        CHECK(launch.files.back().second == caretz::embedded_shell_guard());
+    }
+    CHECK(caretz::embedded_shell_guard().substr(0, 4) == "\x7f" "ELF");
+}
+
+TEST_CASE("the user's LD_PRELOAD is kept, after the guard", "[hooks]") {
+    ShellLaunch launch = shell_launch("/bin/bash", "/run/h", "abc123", "/home/u");
+    auto env = caretz::environment_for(launch, {{"PATH", "/bin"}, {"LD_PRELOAD", "libmine.so"}});
+    CHECK(env.at("LD_PRELOAD") == "/run/h/guard.so:libmine.so");
+    CHECK(env.at("PATH") == "/bin");
+    CHECK(env.at("HOME") == "/home/u");
+    CHECK(caretz::environment_for(launch, {{"HOME", "/elsewhere"}}).at("HOME") == "/home/u");
+    CHECK(caretz::environment_for(launch, {}).at("LD_PRELOAD") == "/run/h/guard.so");
+}
+
+namespace {
+
+// What `sh -c 'printenv LD_PRELOAD'` prints when sh starts with LD_PRELOAD=`preload`.
+std::string preload_seen_by_child(const std::string& preload) {
+    int out[2];
+    REQUIRE(::pipe(out) == 0);
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::dup2(out[1], STDOUT_FILENO);
+        ::setenv("LD_PRELOAD", preload.c_str(), 1);
+        ::execl("/bin/sh", "sh", "-c", "printenv LD_PRELOAD || echo none", static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    std::string seen;
+    char buf[256];
+    ssize_t n;
+    while ((n = ::read(out[0], buf, sizeof buf)) > 0) seen.append(buf, static_cast<size_t>(n));
+    ::close(out[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return seen;
+}
+
+}  // namespace
+
+TEST_CASE("the guard takes itself off LD_PRELOAD, so the shell's commands do not load it",
+          "[hooks]") {
+    char dir_template[] = "/tmp/caretz-guard-XXXXXX";
+    REQUIRE(::mkdtemp(dir_template) != nullptr);
+    const std::string guard = std::string(dir_template) + "/guard.so";
+    {
+        std::ofstream file(guard, std::ios::binary);
+        std::string_view bytes = caretz::embedded_shell_guard();
+        file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    CHECK(preload_seen_by_child(guard) == "none\n");
+    // libc is loaded anyway, so preloading it changes nothing but the variable.
+    CHECK(preload_seen_by_child(guard + ":libc.so.6") == "libc.so.6\n");
+    CHECK(preload_seen_by_child(guard + " libc.so.6") == "libc.so.6\n");
+    ::unlink(guard.c_str());
+    ::rmdir(dir_template);
 }
