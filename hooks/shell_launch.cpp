@@ -35,22 +35,18 @@ std::string_view supported_shell_name(std::string_view shell_path) {
     return {};
 }
 
-ShellLaunch shell_launch(std::string_view shell_path, const std::string& hook_dir,
-                         const std::string& nonce, const std::string& home,
-                         const std::optional<std::string>& user_zdotdir) {
-    // The nonce is pasted into prompts and scripts unquoted.
-    bool plain_nonce = !nonce.empty() && std::all_of(nonce.begin(), nonce.end(), [](char c) {
+bool is_plain_nonce(std::string_view nonce) {
+    return !nonce.empty() && std::all_of(nonce.begin(), nonce.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) != 0;
     });
-    if (!plain_nonce) throw std::invalid_argument("the session nonce must be letters and digits");
+}
+
+ShellLaunch shell_launch(std::string_view shell_path, const std::string& hook_dir,
+                         const std::string& home, const std::optional<std::string>& user_zdotdir) {
     std::string_view name = supported_shell_name(shell_path);
     std::string shell(shell_path);
     ShellLaunch launch;
-    // The nonce goes in a file the hook reads and deletes at once: in the environment it would
-    // stay readable in /proc/<shell>/environ for any process of the sandbox.
-    const std::string nonce_file = hook_dir + "/nonce";
-    launch.files.emplace_back(nonce_file, nonce + "\n");
-    launch.env["CARETZ_NONCE_FILE"] = nonce_file;
+    launch.env["CARETZ_NONCE_FD"] = std::to_string(kNonceFd);
     launch.env["HOME"] = home;
     if (name == "bash") {
         std::string rc = hook_dir + "/bashrc";
@@ -68,7 +64,7 @@ ShellLaunch shell_launch(std::string_view shell_path, const std::string& hook_di
         launch.argv = {shell, "-i", "--init-command", "source " + fish_quote(hook)};
         launch.files.emplace_back(hook, embedded_hook_file("fish"));
     } else {
-        throw UnsupportedShell("caretz: the session shell " + shell +
+        throw UnsupportedShell("the session shell " + shell +
                                " is not supported; set SHELL to bash, zsh or fish");
     }
     const std::string guard = hook_dir + "/guard.so";

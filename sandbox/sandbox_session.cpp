@@ -14,6 +14,7 @@
 #include <cstring>
 #include <utility>
 
+#include "hooks/shell_launch.h"
 #include "sandbox/bwrap_command.h"
 #include "sandbox/fresh_sandbox.h"
 #include "sandbox/network_forwarder.h"
@@ -32,6 +33,34 @@ const std::string kSupervisorPath = std::string(kRuntimeDir) + "/caretz";
 
 // Where bwrap finds open_own_executable() to bind in as the supervisor.
 constexpr int kExecutableFd = 5;
+
+// Where bwrap finds the session shell's hook files, one descriptor each from here on.
+constexpr int kFirstHookFileFd = 20;
+
+// The session shell's hook files (hooks/shell_launch.h) for bwrap to put in read-only under the
+// runtime folder before anything runs: the supervisor starts every shell of the session from
+// them, and no command can change what a later shell reads.
+struct HookFiles {
+    std::vector<UniqueFd> fds;        // the i-th goes to kFirstHookFileFd + i
+    std::vector<std::string> args;    // --ro-bind-data FD PATH for each
+};
+
+HookFiles session_hook_files(const std::string& shell, const std::string& home) {
+    ShellLaunch launch;
+    try {
+        launch = shell_launch(shell, std::string(kRuntimeDir) + "/hooks", home);
+    } catch (const UnsupportedShell& e) {
+        throw SandboxStartError(e.what());
+    }
+    HookFiles files;
+    for (const auto& [path, content] : launch.files) {
+        int fd = kFirstHookFileFd + static_cast<int>(files.fds.size());
+        files.fds.push_back(sealed_memory_file("caretz-hook", content));
+        for (std::string arg : {std::string("--ro-bind-data"), std::to_string(fd), path})
+            files.args.push_back(std::move(arg));
+    }
+    return files;
+}
 
 // Blocks until bwrap reports that the sandboxed process started, or returns bwrap's
 // complaint when it gave up.
@@ -107,6 +136,8 @@ SandboxSession::SandboxSession(const SandboxPolicy& policy, const Environment& e
                                       "/proc/self/fd/" + std::to_string(kExecutableFd),
                                       kSupervisorPath};
     for (auto& a : proxy_bind_arguments(proxy_->socket_path())) extra.push_back(std::move(a));
+    HookFiles hook_files = session_hook_files(shell, policy.home);
+    extra.insert(extra.end(), hook_files.args.begin(), hook_files.args.end());
     argv.insert(argv.end() - 3, extra.begin(), extra.end());
 
     int sockets[2], status[2], errors[2];
@@ -122,15 +153,16 @@ SandboxSession::SandboxSession(const SandboxPolicy& policy, const Environment& e
     UniqueFd executable = open_own_executable();
     UniqueFd seccomp = terminal_injection_filter();
 
-    bwrap_pid_ = spawn_process(argv, with_proxy_environment(env),
-                               {{null_in.get(), STDIN_FILENO},
-                                {errors_write.get(), STDOUT_FILENO},
-                                {errors_write.get(), STDERR_FILENO},
-                                {child_end.get(), kSupervisorControlFd},
-                                {status_write.get(), kStatusFd},
-                                {executable.get(), kExecutableFd},
-                                {seccomp.get(), kSeccompFd}},
-                               true);
+    std::vector<std::pair<int, int>> fds = {{null_in.get(), STDIN_FILENO},
+                                            {errors_write.get(), STDOUT_FILENO},
+                                            {errors_write.get(), STDERR_FILENO},
+                                            {child_end.get(), kSupervisorControlFd},
+                                            {status_write.get(), kStatusFd},
+                                            {executable.get(), kExecutableFd},
+                                            {seccomp.get(), kSeccompFd}};
+    for (size_t i = 0; i < hook_files.fds.size(); ++i)
+        fds.emplace_back(hook_files.fds[i].get(), kFirstHookFileFd + static_cast<int>(i));
+    bwrap_pid_ = spawn_process(argv, with_proxy_environment(env), fds, true);
     if (bwrap_pid_ < 0)
         throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));
     child_end.reset();

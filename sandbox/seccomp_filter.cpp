@@ -5,17 +5,14 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
-#include <system_error>
 
-#include "pty/fd_io.h"
+#include "sandbox/spawn.h"
 
 namespace caretz {
 
@@ -78,14 +75,8 @@ UniqueFd terminal_injection_filter() {
         /* 14 */ ret(SECCOMP_RET_ALLOW),
         /* 15 */ ret(kDenied),
     };
-    UniqueFd fd(::memfd_create("caretz-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING));
-    if (!fd.valid()) throw std::system_error(errno, std::generic_category(), "memfd_create");
-    std::string_view bytes(reinterpret_cast<const char*>(program), sizeof program);
-    if (!write_all(fd.get(), bytes) || ::lseek(fd.get(), 0, SEEK_SET) != 0 ||
-        ::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) !=
-            0)
-        throw std::system_error(errno, std::generic_category(), "writing the seccomp filter");
-    return fd;
+    return sealed_memory_file("caretz-seccomp", std::string_view(reinterpret_cast<const char*>(program),
+                                                                 sizeof program));
 }
 
 }  // namespace caretz

@@ -12,7 +12,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -264,7 +263,7 @@ private:
         std::string cwd = payload;
         if (setup_.nonce.empty()) {
             std::vector<std::string> parts = split_payload(payload);
-            if (parts.size() != 4) return;
+            if (parts.size() != 4 || !is_plain_nonce(parts[0])) return;
             setup_ = {parts[0], parts[1], parts[2]};
             cwd = parts[3];
         }
@@ -274,12 +273,19 @@ private:
         utmp_.emplace(pty_->master(), "caretz");
         master_closed_ = false;
         ::fcntl(pty_->master(), F_SETFL, ::fcntl(pty_->master(), F_GETFL) | O_NONBLOCK);
-        ShellLaunch launch = shell_launch(setup_.shell, std::string(kRuntimeDir) + "/hooks",
-                                          setup_.nonce, setup_.home);
-        for (const auto& [path, content] : launch.files) {
-            std::error_code ignored;
-            std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
-            write_file(path, content);
+        // The hook files are already in place, read-only: Caretz bound them in when it started
+        // the sandbox (session_hook_files), so no command can change what a new shell runs.
+        ShellLaunch launch =
+            shell_launch(setup_.shell, std::string(kRuntimeDir) + "/hooks", setup_.home);
+        int nonce_pipe[2];
+        if (::pipe2(nonce_pipe, O_CLOEXEC) != 0) return;
+        UniqueFd nonce_read(nonce_pipe[0]);
+        {
+            UniqueFd nonce_write(nonce_pipe[1]);
+            const std::string line = setup_.nonce + "\n";  // far less than a pipe holds
+            if (::write(nonce_write.get(), line.data(), line.size()) !=
+                static_cast<ssize_t>(line.size()))
+                return;
         }
         Environment env = environment_for(launch, current_environment());
         if (!env.count("TERM")) env["TERM"] = "xterm-256color";
@@ -294,6 +300,10 @@ private:
         if (shell_pid_ == 0) {
             reset_signals_for_exec();
             if (!attach_controlling_terminal(pty_->slave())) ::_exit(126);
+            if (nonce_read.get() == kNonceFd)
+                ::fcntl(kNonceFd, F_SETFD, 0);
+            else if (::dup2(nonce_read.get(), kNonceFd) < 0)
+                ::_exit(126);
             if (::chdir(cwd.c_str()) != 0 && ::chdir(setup_.home.c_str()) != 0) ::chdir("/");
             ::execve(c_argv[0], c_argv.data(), c_env.data());
             ::_exit(127);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/wait.h>
@@ -10,7 +11,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <stdexcept>
+#include <system_error>
 
+#include "pty/fd_io.h"
 #include "sandbox/sandbox.h"
 
 namespace caretz {
@@ -72,6 +75,16 @@ int wait_for_exit(pid_t pid) {
 UniqueFd open_own_executable() {
     UniqueFd fd(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
     if (!fd.valid()) throw SandboxStartError("cannot open Caretz's own executable");
+    return fd;
+}
+
+UniqueFd sealed_memory_file(const char* name, std::string_view bytes) {
+    UniqueFd fd(::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    if (!fd.valid()) throw std::system_error(errno, std::generic_category(), "memfd_create");
+    if (!write_all(fd.get(), bytes) || ::lseek(fd.get(), 0, SEEK_SET) != 0 ||
+        ::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) !=
+            0)
+        throw std::system_error(errno, std::generic_category(), std::string("writing ") + name);
     return fd;
 }
 

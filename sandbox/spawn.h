@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,11 @@ int wait_for_exit(pid_t pid);
 // exactly this build even if the file on disk was replaced (an upgrade) after Caretz started.
 // Throws SandboxStartError when it cannot be opened.
 UniqueFd open_own_executable();
+
+// A sealed memory file holding `bytes`, read from its start: what bwrap copies into a sandbox
+// (--seccomp, --ro-bind-data) without a file on disk that anyone could swap. Throws
+// std::system_error when it cannot be made.
+UniqueFd sealed_memory_file(const char* name, std::string_view bytes);
 
 // Random hex text from the kernel's generator, `bytes` bytes long before encoding.
 std::string random_hex(size_t bytes);

@@ -51,6 +51,11 @@ check "without bwrap caretz refuses to run the command" test ! -e "$ws/marker"
 check "... says how to install it" contains "$OUT" "apt-get install bubblewrap"
 check "... and exits 125" test "$RC" -eq 125
 
+caretz_as_user /bin/dash "$ws" exec 'echo ran > marker'
+check "a session shell Caretz has no hooks for is refused before anything runs" test ! -e "$ws/marker"
+check "... naming the shells it supports" contains "$OUT" "the session shell /bin/dash is not supported; set SHELL to bash, zsh or fish"
+check "... and exits 125" test "$RC" -eq 125
+
 man_text=$(MANWIDTH=80 man -l "$(dirname "$0")/../../man/caretz.1" 2>&1)
 check "man -l man/caretz.1 renders" contains "$man_text" "caretz exec"
 check "the man page documents --ask-sandbox-off" contains "$man_text" "ask-sandbox-off"

@@ -185,6 +185,14 @@ EOF
     check "a child process cannot forge the end of the command or its cwd" \
         eval '[[ $(json_field exit_code) == 3 && $(json_field cwd) == "$ws" && $(json_field output) == *"still running"* ]]'
 
+    # Nor may it change the hook files a later shell of the session starts from (a command that
+    # ends the shell gets the next command a fresh one), or find the nonce in a file there.
+    caretz_as_user "$SH" "$ws" exec --json 'echo "echo leak" >> /.caretz/hooks/bashrc; echo "rc=$?"; ls -A /.caretz/hooks | tr "\n" " "'
+    check "a command cannot change the session shell's hook files" \
+        eval '[[ $(json_field output) == *"rc=1"* ]]'
+    check "... and finds no nonce among them" \
+        eval '[[ $(json_field output) == *"bashrc guard.so"* && $(json_field output) != *nonce* ]]'
+
     # Nor may it read the nonce from the memory of the session shell or of any other process of
     # the sandbox (/proc/PID/mem; without Yama any process of the same user could), or trace the
     # shell, which would let it make the shell print whatever it likes.

@@ -1,6 +1,7 @@
 // Starts real bash, zsh and fish session shells through shell_launch on a PTY and drives them
 // the way Caretz does: wait for the end of the prompt, write a command file, type
 // `__caretz_run FILE`, read the marks back through MarkParser.
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -83,7 +84,7 @@ public:
           home_(home.path()),
           pty_(caretz::Pty::open({24, 200})) {
         caretz::ShellLaunch launch = caretz::shell_launch(shell, (home_ / ".caretz-hooks").string(),
-                                                          nonce_, home_.string(), user_zdotdir);
+                                                          home_.string(), user_zdotdir);
         for (const auto& [path, content] : launch.files) write_file(path, content);
         std::map<std::string, std::string> env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"},
                                                   {"TERM", "xterm-256color"},
@@ -173,15 +174,24 @@ private:
         argv_c.push_back(nullptr);
         env_c.push_back(nullptr);
         std::string home = home_.string();
+        // The nonce on its descriptor, as the supervisor hands it over.
+        int nonce_pipe[2];
+        REQUIRE(::pipe2(nonce_pipe, O_CLOEXEC) == 0);
+        const std::string nonce_line = nonce_ + "\n";
+        REQUIRE(::write(nonce_pipe[1], nonce_line.data(), nonce_line.size()) ==
+                static_cast<ssize_t>(nonce_line.size()));
+        ::close(nonce_pipe[1]);
         child_ = ::fork();
         if (child_ < 0) throw std::runtime_error("fork failed");
         if (child_ == 0) {
-            if (!caretz::attach_controlling_terminal(pty_.slave()) || ::chdir(home.c_str()) != 0) {
+            if (!caretz::attach_controlling_terminal(pty_.slave()) || ::chdir(home.c_str()) != 0 ||
+                ::dup2(nonce_pipe[0], caretz::kNonceFd) < 0) {
                 ::_exit(126);
             }
             ::execve(argv_c[0], argv_c.data(), env_c.data());
             ::_exit(127);
         }
+        ::close(nonce_pipe[0]);
         pty_.close_slave();
     }
 
@@ -262,8 +272,11 @@ void check_session_behaviour(SessionShell& shell, const TempDir& home,
     CHECK(interrupted.output.find("not reached") == std::string::npos);
     CHECK(shell.run("echo still here").output == "still here\r\n");
 
-    // The guard that keeps the shell's memory closed is not passed on to its commands.
+    // The guard that keeps the shell's memory closed is not passed on to its commands, nor is
+    // the descriptor the nonce came on.
     CHECK(shell.run("printenv LD_PRELOAD || echo none").output == "none\r\n");
+    CHECK(shell.run("sh -c 'cat <&3' 2>/dev/null && echo open || echo closed").output ==
+          "closed\r\n");
 
     CommandResult count = shell.run("env | grep -c CARETZ_NONCE");
     CHECK(count.output == "0\r\n");
