@@ -1,16 +1,19 @@
 #include "sandbox/network_proxy.h"
 
+#include <dirent.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <stdexcept>
 #include <system_error>
 
@@ -74,10 +77,24 @@ UniqueFd connect_upstream(const std::string& host, uint16_t port, std::string& e
     return connected;
 }
 
+// Whether a process accepts connections on the UNIX socket at `path`; when unsure, yes.
+bool someone_listens(const std::string& path) {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (path.size() >= sizeof address.sun_path) return true;
+    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+    UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!probe.valid()) return true;
+    if (::connect(probe.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0)
+        return true;
+    return errno != ECONNREFUSED && errno != ENOENT;
+}
+
 std::string private_folder() {
     const char* runtime = std::getenv("XDG_RUNTIME_DIR");
     std::string base =
         runtime && runtime[0] == '/' && ::access(runtime, W_OK) == 0 ? runtime : "/tmp";
+    remove_stale_proxy_folders(base);
     std::string folder = base + "/caretz-net-XXXXXX";
     if (!::mkdtemp(folder.data()))
         throw std::runtime_error("cannot create a folder for the network proxy in " + base + ": " +
@@ -86,6 +103,25 @@ std::string private_folder() {
 }
 
 }  // namespace
+
+void remove_stale_proxy_folders(const std::string& base) {
+    DIR* dir = ::opendir(base.c_str());
+    if (!dir) return;
+    const time_t now = ::time(nullptr);
+    while (const dirent* entry = ::readdir(dir)) {
+        if (std::string_view(entry->d_name).rfind("caretz-net-", 0) != 0) continue;
+        const std::string folder = base + "/" + entry->d_name;
+        struct stat st {};
+        if (::lstat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+            now - st.st_mtime < 60)
+            continue;
+        const std::string socket = folder + "/proxy.sock";
+        if (someone_listens(socket)) continue;
+        ::unlink(socket.c_str());
+        ::rmdir(folder.c_str());
+    }
+    ::closedir(dir);
+}
 
 std::string_view to_string(NetworkDecision decision) {
     switch (decision) {

@@ -117,6 +117,12 @@ private:
     std::thread thread_;
 };
 
+// Removes from `base` this user's proxy folders (caretz-net-*) that a Caretz killed outright
+// left behind: nobody listens on their socket any more. Folders changed in the last minute are
+// left alone, as their Caretz may not have bound its socket yet. Each proxy does this in its
+// base folder ($XDG_RUNTIME_DIR, else /tmp) before it makes its own.
+void remove_stale_proxy_folders(const std::string& base);
+
 // The proxy for a sandbox under `policy`; throws SandboxStartError when it cannot start.
 std::unique_ptr<NetworkProxy> start_network_proxy(const SandboxPolicy& policy);
 

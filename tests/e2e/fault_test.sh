@@ -87,6 +87,33 @@ wait_for_screen "CARETZ-EXITED" 10
 check "... and the terminal's modes come back" modes_restored
 umount "$state"
 
+# --- Caretz itself killed ---------------------------------------------------------------------------
+# SIGKILL gives Caretz no chance to clean up: bwrap dies with it, but with --no-session (where
+# every command's sandbox binds the proxy's socket afresh, so its path has to stay) the proxy's
+# folder stays until a later Caretz of the same user finds that nobody listens on it any more.
+run=$TEST_HOME/run
+runuser -u "$E2E_USER" -- mkdir -m 700 "$run"
+E2E_ENV=(XDG_RUNTIME_DIR="$run")
+as_user /bin/bash "$ws" "$E2E_BIN" exec --no-session 'sleep 3001' >/dev/null 2>&1 </dev/null &
+for _ in $(seq 100); do
+    sleeper=$(pgrep -u "$E2E_USER" -f '^sleep 3001$')
+    [[ -n $sleeper ]] && break
+    sleep 0.1
+done
+killed=$(pgrep -u "$E2E_USER" -f "^$E2E_BIN exec --no-session sleep 3001")
+left=$(ls -d "$run"/caretz-net-* 2>/dev/null)
+check "a running caretz exec has its proxy folder" test -n "$killed" -a -d "$left"
+kill -9 "$killed"
+sleep 1
+check "SIGKILL of Caretz: nothing of its sandbox is left" eval '[[ -z $(pgrep -u "$E2E_USER" -f "sleep 3001") ]]'
+check "... but its proxy folder is" test -d "$left"
+touch -d '2 minutes ago' "$left"
+caretz_as_user /bin/bash "$ws" exec 'echo next-$((6*7))'
+check "the next Caretz runs" contains "$OUT" "next-42"
+check "... and removes the folder nobody listens on any more" test -n "$left" -a ! -e "$left"
+check "... leaving no folder of its own" test -z "$(ls -A "$run")"
+E2E_ENV=()
+
 # --- user namespaces off ------------------------------------------------------------------------
 # In a user namespace of the test's own where no further one can be made (no_userns.py), as
 # on a host with user.max_user_namespaces=0.

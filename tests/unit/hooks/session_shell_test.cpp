@@ -23,10 +23,12 @@
 #include "hooks/shell_launch.h"
 #include "pty/mark_parser.h"
 #include "pty/pty.h"
+#include "tests/unit/temp_dir.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using caretz::TempDir;
 using namespace std::chrono_literals;
 
 std::string random_nonce() {
@@ -49,23 +51,6 @@ std::string shell_path(const std::string& name) {
     }
     return {};
 }
-
-class TempDir {
-public:
-    TempDir() {
-        std::string pattern = (fs::temp_directory_path() / "caretz-hooks-XXXXXX").string();
-        if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-        path_ = fs::canonical(pattern);
-    }
-    ~TempDir() {
-        std::error_code ignored;
-        fs::remove_all(path_, ignored);
-    }
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
-};
 
 struct CommandResult {
     std::string output;  // everything between the C and D marks

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "hooks/embedded_hooks.h"
+#include "tests/unit/temp_dir.h"
 
 using caretz::hook_script;
 using caretz::shell_launch;
@@ -138,9 +139,8 @@ std::string preload_seen_by_child(const std::string& preload) {
 
 TEST_CASE("the guard takes itself off LD_PRELOAD, so the shell's commands do not load it",
           "[hooks]") {
-    char dir_template[] = "/tmp/caretz-guard-XXXXXX";
-    REQUIRE(::mkdtemp(dir_template) != nullptr);
-    const std::string guard = std::string(dir_template) + "/guard.so";
+    caretz::TempDir dir;
+    const std::string guard = (dir.path() / "guard.so").string();
     {
         std::ofstream file(guard, std::ios::binary);
         std::string_view bytes = caretz::embedded_shell_guard();
@@ -150,6 +150,4 @@ TEST_CASE("the guard takes itself off LD_PRELOAD, so the shell's commands do not
     // libc is loaded anyway, so preloading it changes nothing but the variable.
     CHECK(preload_seen_by_child(guard + ":libc.so.6") == "libc.so.6\n");
     CHECK(preload_seen_by_child(guard + " libc.so.6") == "libc.so.6\n");
-    ::unlink(guard.c_str());
-    ::rmdir(dir_template);
 }
