@@ -102,8 +102,8 @@ public:
     }
     void on_prompt_end() override {
         if (session_.phase_ == Phase::sent) {
-            // A Ctrl-C that reached the shell before it ran the typed line: the shell drew a
-            // new prompt and the command never started.
+            // The shell drew a new prompt without running the typed line (something else
+            // interrupted it): the command never started.
             if (result_) result_->exit_code = 130;
             session_.phase_ = Phase::idle;
         }
@@ -248,8 +248,10 @@ void SandboxSession::wait_until_ready(const CommandIo& io, SandboxResult& result
 
 // Waits for the next event from the supervisor or the terminal; false if the sandbox is gone.
 bool SandboxSession::pump(const CommandIo& io, SandboxResult& result) {
-    const bool forward =
-        io.input_fd >= 0 && !input_closed_ && (phase_ == Phase::sent || phase_ == Phase::running);
+    // Keys wait in the terminal until the command has started. Before that the shell is still
+    // reading the line that runs it, and a Ctrl-C there is the shell's: bash can swallow it
+    // without drawing a new prompt, and then nothing would ever end the command.
+    const bool forward = io.input_fd >= 0 && !input_closed_ && phase_ == Phase::running;
     pollfd fds[4] = {{control_.get(), POLLIN, 0},
                      {errors_.get(), POLLIN, 0},
                      {forward ? io.input_fd : -1, POLLIN, 0},

@@ -13,12 +13,14 @@ trap 'agent_cleanup; rm -rf "$ws"' EXIT
 start_model "$(
     cat <<'EOF'
 [
-  {"tool_calls": [{"name": "shell", "arguments": {"command": "echo sleeping; sleep 31"}},
+  {"tool_calls": [{"name": "shell", "arguments": {"command": "echo sleep-$((6*7)); sleep 31"}},
                   {"name": "shell", "arguments": {"command": "touch second-ran"}}]},
   {"text": "AFTER-SLEEP"},
   {"text": "streaming...", "hang": 30},
   {"status": 429, "retry_after": "30"},
-  {"text": "LAST-ANSWER"}
+  {"text": "LAST-ANSWER"},
+  {"tool_calls": [{"name": "shell", "arguments": {"command": "echo early-$((6*7)); sleep 32"}}]},
+  {"text": "AFTER-EARLY"}
 ]
 EOF
 )"
@@ -30,7 +32,7 @@ sleep 0.3
 check "Ctrl-C at an empty prompt does not leave Caretz" wait_for_prompt
 
 type_line "run the long command"
-check_screen "the model's command runs" "sleeping"
+check_screen "the model's command runs" "sleep-42"
 start=$SECONDS
 keys C-c
 check_screen "Ctrl-C during a command stops the turn" "caretz: stopped (Ctrl-C)" 5
@@ -65,6 +67,19 @@ check "... without waiting the 30 s" test $((SECONDS - start)) -lt 5
 type_line "last one"
 check_screen "the session still answers" "LAST-ANSWER"
 check "the model saw the text that streamed before Ctrl-C" contains "$(sed -n 5p "$REQUESTS")" "streaming..."
+# Ctrl-C the moment the command is shown, before the shell has started it: it must still stop
+# the turn (a Ctrl-C that reaches the shell while it reads the command line can be lost there).
+type_line "stop it early"
+wait_for_screen '$ echo early' 15
+start=$SECONDS
+keys C-c
+check "Ctrl-C as a command starts stops the turn" wait_for_count "caretz: stopped (Ctrl-C)" 3 5
+check "... at once" test $((SECONDS - start)) -lt 5
+check "... and the command does not go on" eval '[[ -z $(pgrep -u "$E2E_USER" -f "sleep 32") ]]'
+wait_for_prompt
+type_line "and after"
+check_screen "... and the session goes on" "AFTER-EARLY"
+
 keys C-d
 check_screen "Ctrl-D leaves Caretz" "CARETZ-EXITED 0"
 
