@@ -277,15 +277,17 @@ private:
         // the sandbox (session_hook_files), so no command can change what a new shell runs.
         ShellLaunch launch =
             shell_launch(setup_.shell, std::string(kRuntimeDir) + "/hooks", setup_.home);
+        // Without the nonce no shell can start; ending here ends the sandbox, which Caretz
+        // reports, rather than leaving it waiting for a prompt that never comes.
         int nonce_pipe[2];
-        if (::pipe2(nonce_pipe, O_CLOEXEC) != 0) return;
+        if (::pipe2(nonce_pipe, O_CLOEXEC) != 0) ::_exit(1);
         UniqueFd nonce_read(nonce_pipe[0]);
         {
             UniqueFd nonce_write(nonce_pipe[1]);
             const std::string line = setup_.nonce + "\n";  // far less than a pipe holds
             if (::write(nonce_write.get(), line.data(), line.size()) !=
                 static_cast<ssize_t>(line.size()))
-                return;
+                ::_exit(1);
         }
         Environment env = environment_for(launch, current_environment());
         if (!env.count("TERM")) env["TERM"] = "xterm-256color";
