@@ -6,9 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -58,8 +56,8 @@ public:
                          {io_.input_fd, POLLIN, 0}};
         char buf[65536];
         while (fds[0].fd >= 0 || fds[1].fd >= 0) {
-            repeat_interrupt();
-            if (::poll(fds, 4, ms_until_repeat()) < 0) {
+            if (interrupt_repeat_.take_due() && command_pid_ > 0) ::kill(-command_pid_, repeat_signal_);
+            if (::poll(fds, 4, interrupt_repeat_.ms_until_due()) < 0) {
                 if (errno != EINTR) break;
                 if (io_.take_resize && to_command_ >= 0)
                     if (auto size = io_.take_resize()) set_window_size(to_command_, *size);
@@ -133,27 +131,11 @@ private:
         }
         if (to_command_ >= 0 && !for_command.empty()) write_all(to_command_, for_command);
         if (interrupted && to_command_ < 0) {
-            // A command the user does not type into (the model's) is stopped, not told: a
-            // signal that lands while bash is starting the next program reaches only bash,
-            // which then waits for that program, so it is sent again each second until the
-            // command ends.
+            // A command the user does not type into (the model's) is stopped, not told.
             repeat_signal_ = interrupted;
-            repeat_at_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+            interrupt_repeat_.start();
             if (io_.on_interrupt_key) io_.on_interrupt_key();
         }
-    }
-
-    void repeat_interrupt() {
-        if (!repeat_signal_ || std::chrono::steady_clock::now() < repeat_at_) return;
-        if (command_pid_ > 0) ::kill(-command_pid_, repeat_signal_);
-        repeat_at_ += std::chrono::seconds(1);
-    }
-
-    int ms_until_repeat() const {
-        if (!repeat_signal_) return -1;
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            repeat_at_ - std::chrono::steady_clock::now());
-        return static_cast<int>(std::max<std::chrono::milliseconds::rep>(0, left.count()));
     }
 
     int output_fd_, status_fd_, to_command_;
@@ -163,7 +145,7 @@ private:
     bool started_ = false;
     pid_t command_pid_ = -1;
     int repeat_signal_ = 0;  // the interrupt to send again, once the user asked for one
-    std::chrono::steady_clock::time_point repeat_at_;
+    InterruptRepeat interrupt_repeat_;
 };
 
 }  // namespace

@@ -6,7 +6,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,17 +38,6 @@ UniqueFd listen_on_loopback() {
     return fd;
 }
 
-UniqueFd connect_to_proxy() {
-    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::memcpy(address.sun_path, kProxySocketInside.c_str(), kProxySocketInside.size() + 1);
-    if (fd.valid() &&
-        ::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
-        fd.reset();
-    return fd;
-}
-
 // Relays every connection to `listener` to the proxy until `keep_going` says stop.
 template <typename KeepGoing>
 void forward_connections(int listener, RelayLoop& relay, KeepGoing keep_going) {
@@ -57,7 +45,7 @@ void forward_connections(int listener, RelayLoop& relay, KeepGoing keep_going) {
         int fd;
         while ((fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC)) >= 0) {
             UniqueFd client(fd);
-            UniqueFd proxy = connect_to_proxy();
+            UniqueFd proxy = connect_unix_socket(kProxySocketInside);
             // Without the proxy the client sees its connection close, as with no network.
             if (proxy.valid()) relay.add_pair(std::move(client), std::move(proxy));
         }

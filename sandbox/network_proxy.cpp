@@ -79,15 +79,7 @@ UniqueFd connect_upstream(const std::string& host, uint16_t port, std::string& e
 
 // Whether a process accepts connections on the UNIX socket at `path`; when unsure, yes.
 bool someone_listens(const std::string& path) {
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    if (path.size() >= sizeof address.sun_path) return true;
-    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-    UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!probe.valid()) return true;
-    if (::connect(probe.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0)
-        return true;
-    return errno != ECONNREFUSED && errno != ENOENT;
+    return connect_unix_socket(path).valid() || (errno != ECONNREFUSED && errno != ENOENT);
 }
 
 std::string private_folder() {

@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include <cerrno>
+#include <cstring>
 #include <vector>
 
 namespace caretz {
@@ -22,6 +24,21 @@ struct RelayLoop::Pair {
     bool pending(int i) const { return start[i] < end[i]; }
     bool finished() const { return input_ended[0] && input_ended[1] && !pending(0) && !pending(1); }
 };
+
+UniqueFd connect_unix_socket(const std::string& path) {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (path.size() >= sizeof address.sun_path) {
+        errno = ENAMETOOLONG;
+        return UniqueFd();
+    }
+    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (fd.valid() &&
+        ::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+        fd.reset();
+    return fd;
+}
 
 RelayLoop::RelayLoop() : epoll_(::epoll_create1(EPOLL_CLOEXEC)) {}
 

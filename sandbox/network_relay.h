@@ -2,11 +2,16 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <unordered_map>
 
 #include "pty/unique_fd.h"
 
 namespace caretz {
+
+// A stream socket (close-on-exec) connected to the UNIX socket at `path`; an invalid one, with
+// errno set, when it cannot be (ENAMETOOLONG for a path too long for a socket address).
+UniqueFd connect_unix_socket(const std::string& path);
 
 // Copies bytes both ways between pairs of connected sockets, many pairs at once, on one
 // thread (epoll, non-blocking). Each direction holds at most kBufferBytes: when the reader is

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -44,6 +45,24 @@ struct CommandIo {
 // and Ctrl-\ SIGQUIT; 0 for any other key. Only these reach a command whose stdin is not the
 // terminal.
 int signal_for_key(char c);
+
+// When to press an interrupt again for a command the user does not type into (the model's): a
+// signal that lands while bash starts the command's next program reaches only bash, which then
+// waits for that program, so the interrupt is repeated each second until the command ends.
+class InterruptRepeat {
+public:
+    // The user pressed it now; the first repeat is due in a second.
+    void start();
+    void stop() { pending_ = false; }
+    // How long a poll may wait for the next repeat; -1 when none is pending.
+    int ms_until_due() const;
+    // Whether a repeat is due now; if so, the next one is due a second later.
+    bool take_due();
+
+private:
+    bool pending_ = false;
+    std::chrono::steady_clock::time_point due_;
+};
 
 struct SandboxResult {
     int exit_code = 0;

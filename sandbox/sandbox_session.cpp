@@ -9,7 +9,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -223,7 +222,7 @@ SandboxResult SandboxSession::run(const std::string& command, const CommandIo& i
 
     send_frame(control_.get(), Frame::run, (io.stdin_from_terminal ? "T" : "N") + command);
     phase_ = Phase::sent;
-    interrupt_keys_.clear();
+    interrupt_repeat_.stop();
     while (phase_ != Phase::idle && !result.shell_exited) {
         if (!pump(io, result)) throw SandboxStartError("the sandbox session ended unexpectedly");
     }
@@ -256,13 +255,7 @@ bool SandboxSession::pump(const CommandIo& io, SandboxResult& result) {
                      {errors_.get(), POLLIN, 0},
                      {forward ? io.input_fd : -1, POLLIN, 0},
                      {proxy_->gate().fd(), POLLIN, 0}};
-    int timeout_ms = -1;
-    if (!interrupt_keys_.empty() && phase_ == Phase::running) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            repeat_interrupt_at_ - std::chrono::steady_clock::now());
-        timeout_ms = static_cast<int>(std::max<long>(0, left.count()));
-    }
-    int ready = ::poll(fds, 4, timeout_ms);
+    int ready = ::poll(fds, 4, phase_ == Phase::running ? interrupt_repeat_.ms_until_due() : -1);
     if (ready < 0) {
         if (errno == EINTR && io.take_resize) {
             if (auto size = io.take_resize()) resize(*size);
@@ -270,8 +263,7 @@ bool SandboxSession::pump(const CommandIo& io, SandboxResult& result) {
         return true;
     }
     if (ready == 0) {
-        send_frame(control_.get(), Frame::input, interrupt_keys_);
-        repeat_interrupt_at_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        if (interrupt_repeat_.take_due()) send_frame(control_.get(), Frame::input, interrupt_keys_);
         return true;
     }
     // A network question is on screen: neither read the terminal nor show output until it
@@ -324,7 +316,7 @@ void SandboxSession::forward_input(const CommandIo& io) {
     send_frame(control_.get(), Frame::input, keys);
     if (io.stdin_from_terminal) return;
     interrupt_keys_ = keys;
-    repeat_interrupt_at_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    interrupt_repeat_.start();
     if (io.on_interrupt_key) io.on_interrupt_key();
 }
 

@@ -2,7 +2,6 @@
 
 #include <sys/types.h>
 
-#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,11 +65,9 @@ private:
     Phase phase_ = Phase::starting;
     bool shell_alive_ = false;
     bool input_closed_ = false;
-    // A Ctrl-C (or Ctrl-\) for a model's command, pressed again each second until it ends: a
-    // key that lands while the shell hands the terminal to the next program of the command
-    // reaches the shell, not the program, and would be lost.
+    // A Ctrl-C (or Ctrl-\) for a model's command, pressed again each second until it ends.
     std::string interrupt_keys_;
-    std::chrono::steady_clock::time_point repeat_interrupt_at_;
+    InterruptRepeat interrupt_repeat_;
     std::optional<std::string> job_reply_;
     int last_job_id_ = 0;
 };
