@@ -30,7 +30,7 @@ AcpSession::AcpSession(const AcpConfig& config, AcpConnection& connection, const
       services_{
           model_,      commands_,
           transcript_, PromptFacts{spec.cwd, spec.shell, false, false, !config.fresh_per_command},
-          -1,          {}},
+          nullptr},
       agent_(services_, TurnView(ViewTargets{-1, STDERR_FILENO, -1, "", this}), Agent::Kind::main,
              "main"),
       thread_([this] { serve_turns(); }) {}
@@ -85,10 +85,12 @@ AcpSession::Result AcpSession::run_turn(const std::string& prompt) {
         result.error = problem;
         return result;
     }
-    services_.input_fd = stop_read_;
-    TurnInterrupt interrupt(stop_read_);
+    // The client's cancel arrives as a Ctrl-C on this pipe, read like a terminal's keys.
+    Terminal cancel(stop_read_, -1);
+    services_.terminal = &cancel;
+    TurnInterrupt interrupt(&cancel);
     TurnOutcome outcome = agent_.run_turn(prompt, config_.plan_mode, interrupt);
-    services_.input_fd = -1;
+    services_.terminal = nullptr;
     if (outcome.interrupted || cancelled_) {
         result.stop_reason = "cancelled";
     } else if (!outcome.error.empty()) {

@@ -7,7 +7,7 @@
 #include "agent/model_client.h"
 #include "agent/system_prompt.h"
 #include "agent/transcript.h"
-#include "pty/pty.h"
+#include "pty/terminal.h"
 
 namespace caretz {
 
@@ -18,8 +18,9 @@ struct AgentServices {
     CommandRunner& commands;
     Transcript& transcript;
     PromptFacts facts;  // plan_mode and subagent are set per request
-    int input_fd = -1;  // the terminal's input, watched for Ctrl-C; -1 without one
-    std::function<std::optional<WindowSize>()> take_resize;
+    // The terminal (for Ctrl-C and window sizes; for ACP, the pipe its cancel arrives on);
+    // nullptr without one.
+    Terminal* terminal = nullptr;
     int subagents_started = 0;  // numbers subagents for the screen and the transcript
 };
 

@@ -1,7 +1,6 @@
 #include "agent/line_editor.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -603,8 +602,8 @@ constexpr int kFallbackColumns = 80;
 
 }  // namespace
 
-LineEditor::LineEditor(int input_fd, int output_fd, std::function<int()> columns)
-    : input_fd_(input_fd), output_fd_(output_fd), columns_(std::move(columns)) {}
+LineEditor::LineEditor(Terminal& terminal, std::function<int()> columns)
+    : terminal_(terminal), columns_(std::move(columns)) {}
 
 LineResult LineEditor::read_line(std::string_view prompt) {
     LineBuffer buffer(history_);
@@ -622,7 +621,7 @@ std::optional<LineResult> LineEditor::apply_queued_keys(std::string_view prompt,
         queued_keys_.pop_front();
         Action action = buffer.feed(key);
         if (action == Action::redraw) {
-            write_all(output_fd_, "\x1b[H\x1b[2J");
+            terminal_.write("\x1b[H\x1b[2J");
         } else if (action != Action::none) {
             return finish(action, prompt, buffer);
         }
@@ -634,32 +633,27 @@ LineResult LineEditor::finish(Action action, std::string_view prompt, const Line
     draw(prompt, buffer);
     switch (action) {
         case Action::submit:
-            write_all(output_fd_, "\r\n");
+            terminal_.write("\r\n");
             return {LineResult::line, buffer.text()};
         case Action::interrupt:
-            write_all(output_fd_, "^C\r\n");
+            terminal_.write("^C\r\n");
             return {LineResult::interrupted, buffer.text()};
         default:
-            write_all(output_fd_, "\r\n");
+            terminal_.write("\r\n");
             return {LineResult::eof, ""};
     }
 }
 
 // Waits for input and queues the keys it completes. False when the input is closed.
 bool LineEditor::wait_for_keys() {
-    pollfd input{input_fd_, POLLIN, 0};
-    int timeout = decoder_.has_pending() ? kLoneEscapeTimeoutMs : -1;
-    int ready = ::poll(&input, 1, timeout);
-    if (ready < 0) return errno == EINTR;
+    const bool escape_pending = decoder_.has_pending();
     std::vector<std::string> keys;
-    if (ready == 0) {
+    if (terminal_.wait_for_keys(escape_pending ? kLoneEscapeTimeoutMs : -1)) {
+        keys = decoder_.feed(terminal_.take_keys());
+    } else if (terminal_.input_closed()) {
+        return false;
+    } else if (escape_pending) {
         keys = decoder_.flush();
-    } else {
-        char bytes[4096];
-        ssize_t count = ::read(input_fd_, bytes, sizeof bytes);
-        if (count < 0) return errno == EINTR || errno == EAGAIN;
-        if (count == 0) return false;
-        keys = decoder_.feed({bytes, static_cast<size_t>(count)});
     }
     for (std::string& key : keys) queued_keys_.push_back(std::move(key));
     return true;
@@ -667,7 +661,7 @@ bool LineEditor::wait_for_keys() {
 
 void LineEditor::draw(std::string_view prompt, const LineBuffer& buffer) {
     int columns = columns_ ? columns_() : 0;
-    write_all(output_fd_, render(prompt, buffer, columns > 0 ? columns : kFallbackColumns));
+    terminal_.write(render(prompt, buffer, columns > 0 ? columns : kFallbackColumns));
 }
 
 }  // namespace caretz

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "pty/terminal.h"
+
 namespace caretz {
 
 // Lines entered before, oldest first, bounded in size.
@@ -117,7 +119,7 @@ struct LineResult {
 class LineEditor {
   public:
     // `columns` reports the terminal width, asked at each redraw so resizes take effect.
-    LineEditor(int input_fd, int output_fd, std::function<int()> columns);
+    LineEditor(Terminal& terminal, std::function<int()> columns);
 
     // Shows `prompt` and edits a line until Enter (line), ^C (interrupted, after echoing ^C)
     // or ^D on an empty line or closed input (eof). Keys typed ahead of the next prompt are
@@ -133,8 +135,7 @@ class LineEditor {
     bool wait_for_keys();
     void draw(std::string_view prompt, const LineBuffer& buffer);
 
-    int input_fd_;
-    int output_fd_;
+    Terminal& terminal_;
     std::function<int()> columns_;
     History history_;
     KeyDecoder decoder_;

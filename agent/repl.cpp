@@ -1,9 +1,7 @@
 #include "agent/repl.h"
 
-#include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 #include <iostream>
 #include <iterator>
@@ -17,22 +15,11 @@
 #include "escalation/offer.h"
 #include "escalation/terminal_approver.h"
 #include "pty/fd_io.h"
-#include "pty/terminal_modes.h"
+#include "pty/terminal.h"
 
 namespace caretz {
 
 namespace {
-
-std::atomic<bool> window_resized{false};
-
-void on_sigwinch(int) {
-    window_resized = true;
-}
-
-std::optional<WindowSize> take_resize() {
-    if (!window_resized.exchange(false)) return std::nullopt;
-    return terminal_size(STDOUT_FILENO);
-}
 
 constexpr const char* kHelp =
     "TEXT         ask the model; Ctrl-C stops its turn and the command it runs\n"
@@ -47,13 +34,15 @@ constexpr const char* kHelp =
 // in from whichever front end runs it.
 class Repl {
 public:
-    Repl(const ReplConfig& config, TerminalModes* modes, ViewTargets view)
+    // `terminal` is the user's, or nullptr when Caretz runs without one.
+    Repl(const ReplConfig& config, Terminal* terminal, ViewTargets view)
         : config_(config),
-          interactive_(modes != nullptr),
+          terminal_(terminal),
+          interactive_(terminal != nullptr),
           plan_mode_(config.plan_mode),
-          approver_(modes ? std::make_optional<TerminalApprover>(STDIN_FILENO, *modes,
-                                                                 config.permission_timeout)
-                          : std::nullopt),
+          approver_(terminal ? std::make_optional<TerminalApprover>(*terminal,
+                                                                    config.permission_timeout)
+                             : std::nullopt),
           commands_(config.sandbox, config.fresh_per_command, config.pipeline,
                     approver_ ? &*approver_ : nullptr),
           model_(config.model),
@@ -64,8 +53,7 @@ public:
                     transcript_,
                     PromptFacts{config.sandbox.cwd, config.sandbox.shell, false, false,
                                 !config.fresh_per_command},
-                    interactive_ ? STDIN_FILENO : -1,
-                    take_resize},
+                    terminal},
           agent_(services_, TurnView(view), Agent::Kind::main, "main") {}
 
     // Handles one line; false when the user asked to leave.
@@ -98,7 +86,7 @@ public:
             outcome.error = problem;
             say("caretz: " + problem + "\n");
         } else {
-            TurnInterrupt interrupt(interactive_ ? STDIN_FILENO : -1);
+            TurnInterrupt interrupt(terminal_);
             outcome = agent_.run_turn(text, plan_mode_, interrupt);
         }
         if (!outcome.ok()) failed_turns_ = true;
@@ -150,10 +138,9 @@ private:
     void run_user_command(const std::string& command) {
         if (command.find_first_not_of(" \t") == std::string::npos) return;
         CommandIo io;
-        io.input_fd = interactive_ ? STDIN_FILENO : -1;
+        io.terminal = terminal_;
         io.stdin_from_terminal = interactive_;
         io.on_output = [](std::string_view bytes) { write_all(STDOUT_FILENO, bytes); };
-        io.take_resize = take_resize;
         try {
             CommandOutcome result =
                 commands_.run(CommandRequest{command, CommandSource::user, plan_mode_}, io);
@@ -175,6 +162,7 @@ private:
     }
 
     const ReplConfig& config_;
+    Terminal* terminal_;
     bool interactive_;
     bool plan_mode_;
     std::optional<TerminalApprover> approver_;
@@ -187,17 +175,10 @@ private:
     bool transcript_warned_ = false;
 };
 
-int run_interactive(const ReplConfig& config) {
-    TerminalModes modes(STDIN_FILENO);
-    modes.install_exit_handlers();
-    struct sigaction sa {};
-    sa.sa_handler = on_sigwinch;  // no SA_RESTART: a resize wakes the waits
-    ::sigaction(SIGWINCH, &sa, nullptr);
-    modes.enter_raw();
-
-    Repl repl(config, &modes, ViewTargets{STDOUT_FILENO, STDOUT_FILENO, STDOUT_FILENO, ""});
-    LineEditor editor(STDIN_FILENO, STDOUT_FILENO, [] {
-        return static_cast<int>(terminal_size(STDOUT_FILENO).value_or(WindowSize{}).cols);
+int run_interactive(Terminal& terminal, const ReplConfig& config) {
+    Repl repl(config, &terminal, ViewTargets{STDOUT_FILENO, STDOUT_FILENO, STDOUT_FILENO, ""});
+    LineEditor editor(terminal, [&terminal] {
+        return static_cast<int>(terminal.size().value_or(WindowSize{}).cols);
     });
     write_all(STDOUT_FILENO, "Caretz: commands run in a sandbox; model " + config.model.model +
                                  ". Type /help for help.\n");
@@ -247,9 +228,10 @@ int run_print(const ReplConfig& config) {
 }  // namespace
 
 int run_repl(const ReplConfig& config) {
-    const bool terminal = ::isatty(STDIN_FILENO) && ::isatty(STDOUT_FILENO);
-    if (config.print || (!terminal && !config.first_prompt.empty())) return run_print(config);
-    if (terminal) return run_interactive(config);
+    if (config.print) return run_print(config);
+    std::unique_ptr<Terminal> terminal = Terminal::open_standard();
+    if (terminal) return run_interactive(*terminal, config);
+    if (!config.first_prompt.empty()) return run_print(config);
     return run_script(config);
 }
 

@@ -43,10 +43,9 @@ ToolOutcome ToolRunner::run_shell(const std::string& command, bool plan_mode,
                                   TurnInterrupt& interrupt) {
     view_.command_started(command, false);
     CommandIo io;
-    io.input_fd = services_.input_fd;
+    io.terminal = services_.terminal;
     io.stdin_from_terminal = false;
     io.on_output = [this](std::string_view bytes) { view_.command_output(bytes); };
-    io.take_resize = services_.take_resize;
     io.on_interrupt_key = [&interrupt] { interrupt.request(); };
     CommandOutcome outcome;
     try {

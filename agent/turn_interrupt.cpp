@@ -1,24 +1,18 @@
 #include "agent/turn_interrupt.h"
 
-#include <poll.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <string_view>
+#include <string>
+#include <thread>
 
 namespace caretz {
 
 bool TurnInterrupt::check() {
-    if (requested_ || fd_ < 0) return requested_;
-    pollfd p{fd_, POLLIN, 0};
-    while (::poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) {
-        char buf[256];
-        ssize_t n = ::read(fd_, buf, sizeof buf);
-        if (n <= 0) break;
-        if (std::string_view(buf, static_cast<size_t>(n)).find('\x03') != std::string_view::npos)
-            requested_ = true;
-    }
-    return requested_;
+    if (requested_ || !keys_) return requested_;
+    std::string typed = keys_->take_keys();
+    auto at = typed.find('\x03');
+    if (at == std::string::npos) return false;
+    keys_->give_back(std::string_view(typed).substr(at + 1));
+    requested_ = true;
+    return true;
 }
 
 bool TurnInterrupt::wait(std::chrono::milliseconds timeout) {
@@ -27,9 +21,11 @@ bool TurnInterrupt::wait(std::chrono::milliseconds timeout) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) return false;
-        pollfd p{fd_, POLLIN, 0};
-        if (::poll(&p, fd_ >= 0 ? 1 : 0, static_cast<int>(left.count())) < 0 && errno != EINTR)
+        if (!keys_) {
+            std::this_thread::sleep_for(left);
             return false;
+        }
+        keys_->wait_for_keys(static_cast<int>(left.count()));
     }
     return true;
 }

@@ -2,20 +2,24 @@
 
 #include <chrono>
 
+#include "pty/terminal.h"
+
 namespace caretz {
 
 // Ctrl-C during a model's turn. Caretz keeps the terminal in raw mode, so Ctrl-C arrives as a
 // byte on the terminal's input, not as SIGINT; whatever waits during a turn (the model's
-// stream, a retry's backoff, a command) watches that input through this object.
+// stream, a retry's backoff, a command) watches the keys through this object.
 class TurnInterrupt {
 public:
-    // `input_fd` is the terminal's input; -1 when nobody can interrupt (no terminal).
-    explicit TurnInterrupt(int input_fd = -1) : fd_(input_fd) {}
+    // `keys` is the terminal (for ACP, the pipe its cancel arrives on); nullptr when nobody
+    // can interrupt.
+    explicit TurnInterrupt(Terminal* keys = nullptr) : keys_(keys) {}
 
     // The descriptor to watch for input, or -1 when there is nothing (more) to watch.
-    int fd() const { return requested_ ? -1 : fd_; }
-    // Reads what was typed, without waiting; true once Ctrl-C came. Other keys are dropped,
-    // so nothing typed during a turn can answer a later question.
+    int fd() const { return requested_ || !keys_ ? -1 : keys_->input_fd(); }
+    // Takes what was typed, without waiting; true once Ctrl-C came. Keys before it are
+    // dropped, so nothing typed during a turn can answer a later question; keys after it were
+    // typed for Caretz's next prompt and stay for it.
     bool check();
     // Waits for `timeout`; returns early, true, when Ctrl-C comes.
     bool wait(std::chrono::milliseconds timeout);
@@ -24,7 +28,7 @@ public:
     bool requested() const { return requested_; }
 
 private:
-    int fd_;
+    Terminal* keys_;
     bool requested_ = false;
 };
 

@@ -46,17 +46,12 @@ CommandPipeline::Options pipeline_options(const Settings& settings, const UserCo
 int run_exec(const CommandLine& cl, const Settings& settings) {
     UserContext user = current_user_context();
     SandboxSpec spec = sandbox_spec_for(cl, settings, user);
-    const bool on_terminal = ::isatty(STDIN_FILENO) && ::isatty(STDOUT_FILENO) && !cl.print;
-
-    std::unique_ptr<TerminalModes> modes;
-    if (on_terminal) {
-        modes = std::make_unique<TerminalModes>(STDIN_FILENO);
-        modes->install_exit_handlers();
-        modes->enter_raw();
-    }
+    // With a terminal the command reads the user's keys and follows the window; without one
+    // (a pipe, a file, CI) it gets the end of input at once and its output byte for byte.
+    std::unique_ptr<Terminal> terminal = cl.print ? nullptr : Terminal::open_standard();
     CommandIo io;
-    io.input_fd = on_terminal ? STDIN_FILENO : -1;
-    io.stdin_from_terminal = on_terminal;
+    io.terminal = terminal.get();
+    io.stdin_from_terminal = terminal != nullptr;
     if (!cl.json) io.on_output = [](std::string_view bytes) { write_all(STDOUT_FILENO, bytes); };
 
     CommandOutcome outcome;
@@ -64,16 +59,16 @@ int run_exec(const CommandLine& cl, const Settings& settings) {
         auto sandbox = open_sandbox(spec, cl.no_session);
         SessionAllowances allowances;
         std::optional<TerminalApprover> approver;
-        if (modes) approver.emplace(STDIN_FILENO, *modes, settings.permission_timeout);
+        if (terminal) approver.emplace(*terminal, settings.permission_timeout);
         CommandPipeline pipeline(*sandbox, spec, pipeline_options(settings, user), allowances,
                                  approver ? &*approver : nullptr);
         outcome = pipeline.run(CommandRequest{cl.command, CommandSource::user, cl.plan}, io);
     } catch (const SandboxStartError& e) {
-        modes.reset();
+        terminal.reset();
         std::fprintf(stderr, "caretz: %s\n", e.what());
         return 125;
     }
-    modes.reset();
+    terminal.reset();
     if (cl.json) write_all(STDOUT_FILENO, outcome_json(outcome));
     return outcome.exit_code;
 }

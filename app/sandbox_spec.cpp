@@ -48,6 +48,7 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     spec.shell = user.shell;
     spec.cwd = user.cwd;
     spec.size = output_size();
+    spec.exact_output = !::isatty(STDOUT_FILENO);
     return spec;
 }
 

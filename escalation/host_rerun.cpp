@@ -10,38 +10,13 @@
 #include <optional>
 
 #include "pty/pty.h"
+#include "pty/unique_fd.h"
 #include "pty/fd_io.h"
 #include "sandbox/spawn.h"
 
 namespace caretz {
 
 namespace {
-
-struct ExecArgs {
-    std::vector<std::string> argv_storage;
-    std::vector<std::string> env_storage;
-    std::vector<char*> argv;
-    std::vector<char*> envp;
-
-    explicit ExecArgs(const RerunCommand& cmd)
-        : argv_storage{cmd.shell, "-c", cmd.command}, env_storage(environment_strings(cmd.env)) {
-        for (auto& a : argv_storage) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        for (auto& e : env_storage) envp.push_back(e.data());
-        envp.push_back(nullptr);
-    }
-};
-
-// Hands the terminal's foreground to `pgrp`; SIGTTOU is held off, as a background process
-// changing the foreground group would otherwise be stopped by it.
-void give_terminal(int tty_fd, pid_t pgrp) {
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGTTOU);
-    ::sigprocmask(SIG_BLOCK, &block, &old);
-    ::tcsetpgrp(tty_fd, pgrp);
-    ::sigprocmask(SIG_SETMASK, &old, nullptr);
-}
 
 // Copies `fd` to `on_output` until the child has exited and nothing more is ready; a
 // background process that keeps the pipe open does not keep Caretz waiting. Once `stop_fd`
@@ -75,38 +50,38 @@ int copy_until_exit(pid_t pid, int fd, const std::function<void(std::string_view
     }
 }
 
+// The rerun's program, environment and folder; the caller adds where its input and output go.
+SpawnOptions rerun_options(const RerunCommand& cmd) {
+    SpawnOptions options;
+    options.env = cmd.env;
+    options.cwd = {cmd.cwd};
+    return options;
+}
+
 }  // namespace
 
-int rerun_on_terminal(const RerunCommand& cmd, int tty_fd, TerminalModes& modes,
+int rerun_on_terminal(const RerunCommand& cmd, Terminal& terminal,
                       const std::function<void(std::string_view)>& on_output) {
-    Pty capture = Pty::open(terminal_size(tty_fd).value_or(WindowSize{}));
-    ExecArgs args(cmd);
-    modes.restore();
-
-    pid_t pid = ::fork();
-    if (pid == 0) {
-        reset_signals_for_exec();
-        ::setpgid(0, 0);
-        give_terminal(tty_fd, ::getpid());
-        ::dup2(tty_fd, STDIN_FILENO);
-        ::dup2(capture.slave(), STDOUT_FILENO);
-        ::dup2(capture.slave(), STDERR_FILENO);
-        ::close_range(3, ~0U, 0);
-        if (::chdir(cmd.cwd.c_str()) != 0) ::_exit(126);
-        ::execve(args.argv[0], args.argv.data(), args.envp.data());
-        ::_exit(127);
-    }
-    if (pid > 0) ::setpgid(pid, pid);
+    Pty capture = Pty::open(terminal.size().value_or(WindowSize{}));
+    // The terminal's own modes come back before the command starts, so a program that saves
+    // and restores them (sudo's password prompt) finds the user's, not Caretz's raw mode.
+    terminal.restore();
+    SpawnOptions options = rerun_options(cmd);
+    options.stdin_fd = terminal.input_fd();
+    options.stdout_fd = capture.slave();
+    options.stderr_fd = capture.slave();
+    options.foreground_of = &terminal;
+    pid_t pid = spawn_process({cmd.shell, "-c", cmd.command}, options);
+    if (pid > 0) terminal.hand_foreground_to(pid);
     capture.close_slave();
     int status = 127;
     if (pid > 0) {
         status = copy_until_exit(pid, capture.master(), [&](std::string_view bytes) {
-            write_all(STDOUT_FILENO, bytes);
+            terminal.write(bytes);
             on_output(bytes);
         });
     }
-    give_terminal(tty_fd, ::getpgrp());
-    modes.enter_raw();
+    terminal.take_foreground_back();
     return status;
 }
 
@@ -114,27 +89,17 @@ int rerun_without_terminal(const RerunCommand& cmd,
                            const std::function<void(std::string_view)>& on_output, int stop_fd) {
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) return 127;
-    int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    ExecArgs args(cmd);
-
-    pid_t pid = ::fork();
-    if (pid == 0) {
-        reset_signals_for_exec();
-        // A new session has no controlling terminal, so /dev/tty cannot be opened either.
-        ::setsid();
-        ::dup2(devnull, STDIN_FILENO);
-        ::dup2(out[1], STDOUT_FILENO);
-        ::dup2(out[1], STDERR_FILENO);
-        ::close_range(3, ~0U, 0);
-        if (::chdir(cmd.cwd.c_str()) != 0) ::_exit(126);
-        ::execve(args.argv[0], args.argv.data(), args.envp.data());
-        ::_exit(127);
-    }
-    ::close(out[1]);
-    if (devnull >= 0) ::close(devnull);
-    int status = pid > 0 ? copy_until_exit(pid, out[0], on_output, stop_fd) : 127;
-    ::close(out[0]);
-    return status;
+    UniqueFd out_read(out[0]), out_write(out[1]);
+    UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    SpawnOptions options = rerun_options(cmd);
+    // A new session has no controlling terminal, so /dev/tty cannot be opened either.
+    options.new_session = true;
+    options.stdin_fd = devnull.get();
+    options.stdout_fd = out_write.get();
+    options.stderr_fd = out_write.get();
+    pid_t pid = spawn_process({cmd.shell, "-c", cmd.command}, options);
+    out_write.reset();
+    return pid > 0 ? copy_until_exit(pid, out_read.get(), on_output, stop_fd) : 127;
 }
 
 }  // namespace caretz

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "pty/terminal_modes.h"
+#include "pty/terminal.h"
 #include "sandbox/environment.h"
 
 namespace caretz {
@@ -21,8 +21,8 @@ struct RerunCommand {
 // terminal's foreground (so Ctrl-C reaches only it, and sudo asks for the password on the
 // terminal as usual), and Caretz reads nothing from the terminal until it ends. Its output goes
 // through a capture PTY that Caretz copies to the screen and into `on_output`. Afterwards
-// Caretz takes the terminal back in raw mode. `tty_fd` is the terminal. Returns the status.
-int rerun_on_terminal(const RerunCommand& cmd, int tty_fd, TerminalModes& modes,
+// Caretz takes the terminal back in raw mode. Returns the status.
+int rerun_on_terminal(const RerunCommand& cmd, Terminal& terminal,
                       const std::function<void(std::string_view)>& on_output);
 
 // Runs an approved command outside the sandbox where there is no terminal to hand it (an ACP

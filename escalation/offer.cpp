@@ -1,7 +1,5 @@
 #include "escalation/offer.h"
 
-#include <poll.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -109,20 +107,12 @@ std::optional<Decision> decision_for_key(std::string_view key) {
     return std::nullopt;
 }
 
-Decision ask_on_terminal(int in_fd, int out_fd, const std::string& text,
+Decision ask_on_terminal(Terminal& terminal, const std::string& text,
                          std::optional<std::chrono::seconds> timeout) {
-    // Undo whatever streamed output may have set: a soft reset (colours, insert and origin
-    // modes, margins, charsets), then explicitly the main screen, whole-screen scrolling,
-    // autowrap, ASCII in G0, a visible cursor and no mouse or paste modes.
-    write_all(out_fd,
-              "\x1b[!p\x1b[0m\x1b[?1049l\x1b[r\x1b[?6l\x1b[4l\x1b[?7h\x1b(B\x0f\x1b[?25h"
-              "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l");
-    // A clean screen: text the output placed anywhere (cursor moves, scroll regions) cannot
-    // stand beside the offer and pass for part of it. The output stays in the scrollback.
-    write_all(out_fd, "\x1b[H\x1b[2J");
-    ::tcflush(in_fd, TCIFLUSH);
-    write_all(out_fd, text);
-    write_all(out_fd, "choice> ");
+    terminal.reset_for_question();
+    terminal.drop_typeahead();
+    terminal.write(text);
+    terminal.write("choice> ");
     auto deadline = timeout ? std::chrono::steady_clock::now() + *timeout
                             : std::chrono::steady_clock::time_point::max();
     while (true) {
@@ -131,25 +121,22 @@ Decision ask_on_terminal(int in_fd, int out_fd, const std::string& text,
             auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                 deadline - std::chrono::steady_clock::now());
             if (left.count() <= 0) {
-                write_all(out_fd, "\r\ncaretz: no answer in time; denied.\r\n");
+                terminal.write("\r\ncaretz: no answer in time; denied.\r\n");
                 return Decision::timeout;
             }
             wait_ms = static_cast<int>(left.count());
         }
-        pollfd p{in_fd, POLLIN, 0};
-        int ready = ::poll(&p, 1, wait_ms);
-        if (ready < 0 && errno == EINTR) continue;
-        if (ready <= 0) continue;
-        char buf[64];
-        ssize_t n = ::read(in_fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return Decision::deny;
+        if (!terminal.wait_for_keys(wait_ms)) {
+            if (terminal.input_closed()) return Decision::deny;
+            continue;
+        }
         // A whole escape sequence (an arrow key) arrives in one read: it is not Esc.
-        std::string_view key(buf, static_cast<size_t>(n));
+        std::string key = terminal.take_keys();
         if (key.size() > 1 && key[0] == '\x1b') continue;
-        if (auto d = decision_for_key(key.substr(0, 1))) {
+        if (key.empty()) continue;
+        if (auto d = decision_for_key(std::string_view(key).substr(0, 1))) {
             const char* names[] = {"allow once", "allow for session", "", "deny"};
-            write_all(out_fd, std::string(names[static_cast<int>(*d)]) + "\r\n");
+            terminal.write(std::string(names[static_cast<int>(*d)]) + "\r\n");
             return *d;
         }
     }

@@ -8,6 +8,7 @@
 
 #include "escalation/decision.h"
 #include "escalation/refusal.h"
+#include "pty/terminal.h"
 
 namespace caretz {
 
@@ -38,7 +39,7 @@ std::optional<Decision> decision_for_key(std::string_view key);
 // (colours, cursor, alternate screen), drops typeahead so nothing typed earlier answers, shows
 // the offer and reads the answer. Returns Decision::timeout once `timeout` passes unanswered,
 // and deny when the terminal's input closes.
-Decision ask_on_terminal(int in_fd, int out_fd, const std::string& text,
+Decision ask_on_terminal(Terminal& terminal, const std::string& text,
                          std::optional<std::chrono::seconds> timeout);
 
 }  // namespace caretz

@@ -1,17 +1,14 @@
 #include "escalation/terminal_approver.h"
 
-#include <unistd.h>
-
 #include "escalation/offer.h"
 
 namespace caretz {
 
-TerminalApprover::TerminalApprover(int fd, TerminalModes& modes,
-                                   std::optional<std::chrono::seconds> timeout)
-    : fd_(fd), modes_(modes), timeout_(timeout) {}
+TerminalApprover::TerminalApprover(Terminal& terminal, std::optional<std::chrono::seconds> timeout)
+    : terminal_(terminal), timeout_(timeout) {}
 
 Decision TerminalApprover::ask_sandbox_off(const SandboxOffOffer& offer) {
-    return ask_on_terminal(fd_, STDOUT_FILENO, offer_text(offer.command, offer.cwd, offer.refusals),
+    return ask_on_terminal(terminal_, offer_text(offer.command, offer.cwd, offer.refusals),
                            timeout_);
 }
 
@@ -25,12 +22,12 @@ Decision TerminalApprover::ask_network(const NetworkRequest& request) {
         "The network policy does not allow it (sandbox.allowed_domains). The connection waits.\n";
     text += "Allow " + destination + "?\n";
     text += "  [o] Allow once   [s] Allow for session   [d] Deny (default: Enter, Esc)\n";
-    return ask_on_terminal(fd_, STDOUT_FILENO, text, timeout_);
+    return ask_on_terminal(terminal_, text, timeout_);
 }
 
 int TerminalApprover::rerun(const RerunCommand& command,
                             const std::function<void(std::string_view)>& on_output) {
-    return rerun_on_terminal(command, fd_, modes_, on_output);
+    return rerun_on_terminal(command, terminal_, on_output);
 }
 
 }  // namespace caretz

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "escalation/approver.h"
-#include "pty/terminal_modes.h"
+#include "pty/terminal.h"
 
 namespace caretz {
 
@@ -12,8 +12,7 @@ namespace caretz {
 // approved rerun gets the terminal (see rerun_on_terminal).
 class TerminalApprover : public Approver {
 public:
-    // `fd` is the terminal, in raw mode, owned by `modes`.
-    TerminalApprover(int fd, TerminalModes& modes, std::optional<std::chrono::seconds> timeout);
+    TerminalApprover(Terminal& terminal, std::optional<std::chrono::seconds> timeout);
 
     Decision ask_sandbox_off(const SandboxOffOffer& offer) override;
     Decision ask_network(const NetworkRequest& request) override;
@@ -21,8 +20,7 @@ public:
               const std::function<void(std::string_view)>& on_output) override;
 
 private:
-    int fd_;
-    TerminalModes& modes_;
+    Terminal& terminal_;
     std::optional<std::chrono::seconds> timeout_;
 };
 

@@ -1,6 +1,7 @@
 #include "pty/pty.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -23,7 +24,7 @@ namespace {
 Pty::Pty(UniqueFd master, UniqueFd slave, std::string slave_path)
     : master_(std::move(master)), slave_(std::move(slave)), slave_path_(std::move(slave_path)) {}
 
-Pty Pty::open(WindowSize size) {
+Pty Pty::open(WindowSize size, bool exact_output) {
     UniqueFd master(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
     if (!master.valid()) throw_errno("posix_openpt");
     if (::grantpt(master.get()) != 0) throw_errno("grantpt");
@@ -35,7 +36,29 @@ Pty Pty::open(WindowSize size) {
     UniqueFd slave(::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC));
     if (!slave.valid()) throw_errno("open pty slave");
     set_window_size(master.get(), size);
+    if (exact_output) {
+        termios modes;
+        if (::tcgetattr(slave.get(), &modes) != 0) throw_errno("tcgetattr");
+        modes.c_oflag &= ~static_cast<tcflag_t>(OPOST);
+        if (::tcsetattr(slave.get(), TCSANOW, &modes) != 0) throw_errno("tcsetattr");
+    }
     return Pty(std::move(master), std::move(slave), name);
+}
+
+void Pty::offer_end_of_input() noexcept {
+    termios modes;
+    if (::tcgetattr(master_.get(), &modes) != 0 || !(modes.c_lflag & ICANON)) return;
+    UniqueFd slave(::open(slave_path_.c_str(), O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
+    if (!slave.valid()) return;
+    pollfd p{slave.get(), POLLIN, 0};
+    if (::poll(&p, 1, 0) != 0) return;  // input (or an end of input) waits already
+    const char end = static_cast<char>(modes.c_cc[VEOF]);
+    [[maybe_unused]] ssize_t n = ::write(master_.get(), &end, 1);
+}
+
+void Pty::drop_pending_input() noexcept {
+    UniqueFd slave(::open(slave_path_.c_str(), O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
+    if (slave.valid()) ::tcflush(slave.get(), TCIFLUSH);
 }
 
 void set_window_size(int fd, WindowSize size) {

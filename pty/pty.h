@@ -17,8 +17,10 @@ struct WindowSize {
 class Pty {
 public:
     // Opens a new pair with the given window size; throws std::system_error when the system
-    // has no pseudo-terminal to give.
-    static Pty open(WindowSize size);
+    // has no pseudo-terminal to give. With `exact_output` the terminal passes what programs
+    // write through unchanged (no '\r' added before '\n'), for output that goes to a pipe or
+    // a file rather than to a screen.
+    static Pty open(WindowSize size, bool exact_output = false);
 
     int master() const { return master_.get(); }
     int slave() const { return slave_.get(); }
@@ -27,6 +29,13 @@ public:
     // The parent closes its copy of the slave once the child has it, so that reading the
     // master reports EOF/EIO when the child's side is gone.
     void close_slave() { slave_.reset(); }
+
+    // For a command nobody types into: when a program on the slave side reads whole lines
+    // (canonical mode) and no input waits there, gives it the end of input, as Ctrl-D on an
+    // empty line does. At most one such end waits at a time. Never throws.
+    void offer_end_of_input() noexcept;
+    // Drops input that waits on the slave side unread. Never throws.
+    void drop_pending_input() noexcept;
 
 private:
     Pty(UniqueFd master, UniqueFd slave, std::string slave_path);

@@ -8,9 +8,11 @@
 
 namespace caretz {
 
-// The full bwrap argv (starting with the bwrap path) that runs `command` under `policy`.
-// bwrap reads terminal_injection_filter() from descriptor kSeccompFd, which the caller passes.
+// The full bwrap argv (starting with the bwrap path) that runs `command` under `policy`, with
+// `extra` bwrap options of the caller's after the policy's. bwrap reads
+// terminal_injection_filter() from descriptor kSeccompFd, which the caller passes.
 std::vector<std::string> sandbox_argv(const SandboxPolicy& policy, const std::string& cwd,
+                                      const std::vector<std::string>& extra,
                                       const std::vector<std::string>& command);
 
 // Per-command mode (`--no-session`): every command gets a sandbox of its own, started with

@@ -96,18 +96,10 @@ int run_network_forwarder_command(const std::vector<std::string>& command) {
     if (!listener.valid())
         std::fprintf(stderr, "caretz: cannot listen on 127.0.0.1:%u for the network proxy: %s\n",
                      kProxyPort, std::strerror(errno));
-    std::vector<std::string> args = command;
-    std::vector<char*> c_argv;
-    for (auto& a : args) c_argv.push_back(a.data());
-    c_argv.push_back(nullptr);
-    pid_t child = ::fork();
+    SpawnOptions options;
+    options.search_path = true;
+    pid_t child = spawn_process(command, options);
     if (child < 0) return 126;
-    if (child == 0) {
-        reset_signals_for_exec();
-        ::execvp(c_argv[0], c_argv.data());
-        std::fprintf(stderr, "caretz: cannot run %s: %s\n", c_argv[0], std::strerror(errno));
-        ::_exit(127);
-    }
     // Ctrl-C and Ctrl-\ reach the whole process group (see FreshSandbox); they are for the
     // command, and the forwarder stays to report how it ended.
     ::signal(SIGINT, SIG_IGN);

@@ -33,7 +33,7 @@ bool InterruptRepeat::take_due() {
 
 std::unique_ptr<Sandbox> open_sandbox(const SandboxSpec& spec, bool fresh_per_command) {
     if (fresh_per_command) return std::make_unique<FreshSandbox>(spec);
-    return std::make_unique<SandboxSession>(spec.policy, spec.env, spec.shell, spec.cwd, spec.size);
+    return std::make_unique<SandboxSession>(spec);
 }
 
 }  // namespace caretz

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "pty/pty.h"
+#include "pty/terminal.h"
 #include "sandbox/environment.h"
 #include "sandbox/policy.h"
 
@@ -25,17 +26,17 @@ public:
 
 // How one command talks to the user while it runs.
 struct CommandIo {
-    // The real terminal's input, forwarded to the command while it runs; -1 for none.
-    int input_fd = -1;
+    // The user's terminal (keys and window size), nullptr without one. Keys go to the command
+    // only while it runs; keys typed once it is being interrupted stay for Caretz's prompt.
+    Terminal* terminal = nullptr;
     // True for the user's own `!` commands: the command reads the terminal. False for the
-    // model's: its stdin is /dev/null and only Ctrl-C and Ctrl-\ reach it.
+    // model's: its stdin is /dev/null, only Ctrl-C and Ctrl-\ reach it, and a read from its
+    // terminal gets end of input at once, since nobody types into it.
     bool stdin_from_terminal = false;
     std::function<void(std::string_view)> on_output;
     // Called when Ctrl-C or Ctrl-\ is passed on to a command whose stdin is not the terminal,
     // so whoever started the command (a model's turn) can stop too.
     std::function<void()> on_interrupt_key;
-    // Polled when a signal interrupts the wait: a new window size to pass on, if any.
-    std::function<std::optional<WindowSize>()> take_resize;
     // Whether the network approval may ask the user about a destination this command wants
     // (user and model commands with someone to ask); otherwise such destinations are denied.
     bool may_ask_network = false;
@@ -118,6 +119,9 @@ struct SandboxSpec {
     std::string shell;  // the user's shell
     std::string cwd;
     WindowSize size;
+    // Caretz's output goes to a pipe or a file, not a screen: the bytes must arrive exactly as
+    // the command wrote them, so the session's terminal adds no '\r' before '\n'.
+    bool exact_output = false;
 };
 
 // Session mode unless `fresh_per_command`; throws SandboxStartError when bwrap cannot start.

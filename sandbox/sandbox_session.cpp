@@ -90,54 +90,41 @@ std::optional<std::string> wait_for_start(int status_fd, int errors_fd) {
 
 }  // namespace
 
-// Turns the shell's marks into the session's phases and the command's result.
+// Turns the shell's marks into the session's phases, and the command's output into its result.
 class SandboxSession::Events : public MarkParser::Handler {
 public:
-    Events(SandboxSession& session, const CommandIo* io, SandboxResult* result)
-        : session_(session), io_(io), result_(result) {}
+    explicit Events(SandboxSession& session) : session_(session) {}
 
     void on_output(std::string_view bytes) override {
-        if (session_.phase_ == Phase::running && io_ && io_->on_output) io_->on_output(bytes);
+        const CommandIo* io = session_.running_io_;
+        if (session_.phases_.command_running() && io && io->on_output) io->on_output(bytes);
     }
-    void on_prompt_end() override {
-        if (session_.phase_ == Phase::sent) {
-            // The shell drew a new prompt without running the typed line (something else
-            // interrupted it): the command never started.
-            if (result_) result_->exit_code = 130;
-            session_.phase_ = Phase::idle;
-        }
-        if (session_.phase_ == Phase::starting || session_.phase_ == Phase::finishing)
-            session_.phase_ = Phase::idle;
-    }
-    void on_command_start() override {
-        if (session_.phase_ == Phase::sent) session_.phase_ = Phase::running;
-    }
-    void on_command_done(int status) override {
-        if (session_.phase_ != Phase::running) return;
-        if (result_) result_->exit_code = status;
-        session_.phase_ = Phase::finishing;
-    }
+    void on_prompt_start() override { session_.phases_.prompt_start(); }
+    void on_prompt_end() override { session_.phases_.prompt_end(); }
+    void on_command_start() override { session_.phases_.command_start(); }
+    void on_command_done(int status) override { session_.phases_.command_done(status); }
     void on_cwd(std::string path) override { session_.cwd_ = std::move(path); }
 
 private:
     SandboxSession& session_;
-    const CommandIo* io_;
-    SandboxResult* result_;
 };
 
-SandboxSession::SandboxSession(const SandboxPolicy& policy, const Environment& env,
-                               const std::string& shell, const std::string& cwd, WindowSize size)
-    : nonce_(random_hex(16)), marks_(std::make_unique<MarkParser>(nonce_)), cwd_(cwd) {
+SandboxSession::SandboxSession(const SandboxSpec& spec)
+    : nonce_(random_hex(16)),
+      marks_(std::make_unique<MarkParser>(nonce_)),
+      cwd_(spec.cwd),
+      size_(spec.size) {
+    const SandboxPolicy& policy = spec.policy;
     if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
     proxy_ = start_network_proxy(policy);
-    std::vector<std::string> argv = sandbox_argv(policy, cwd, {kSupervisorPath, "__supervise"});
     std::vector<std::string> extra = {"--json-status-fd", std::to_string(kStatusFd), "--ro-bind",
                                       "/proc/self/fd/" + std::to_string(kExecutableFd),
                                       kSupervisorPath};
     for (auto& a : proxy_bind_arguments(proxy_->socket_path())) extra.push_back(std::move(a));
-    HookFiles hook_files = session_hook_files(shell, policy.home);
+    HookFiles hook_files = session_hook_files(spec.shell, policy.home);
     extra.insert(extra.end(), hook_files.args.begin(), hook_files.args.end());
-    argv.insert(argv.end() - 3, extra.begin(), extra.end());
+    std::vector<std::string> argv =
+        sandbox_argv(policy, spec.cwd, extra, {kSupervisorPath, "__supervise"});
 
     int sockets[2], status[2], errors[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0 ||
@@ -152,16 +139,19 @@ SandboxSession::SandboxSession(const SandboxPolicy& policy, const Environment& e
     UniqueFd executable = open_own_executable();
     UniqueFd seccomp = terminal_injection_filter();
 
-    std::vector<std::pair<int, int>> fds = {{null_in.get(), STDIN_FILENO},
-                                            {errors_write.get(), STDOUT_FILENO},
-                                            {errors_write.get(), STDERR_FILENO},
-                                            {child_end.get(), kSupervisorControlFd},
-                                            {status_write.get(), kStatusFd},
-                                            {executable.get(), kExecutableFd},
-                                            {seccomp.get(), kSeccompFd}};
+    SpawnOptions options;
+    options.stdin_fd = null_in.get();
+    options.stdout_fd = errors_write.get();
+    options.stderr_fd = errors_write.get();
+    options.fds = {{child_end.get(), kSupervisorControlFd},
+                   {status_write.get(), kStatusFd},
+                   {executable.get(), kExecutableFd},
+                   {seccomp.get(), kSeccompFd}};
     for (size_t i = 0; i < hook_files.fds.size(); ++i)
-        fds.emplace_back(hook_files.fds[i].get(), kFirstHookFileFd + static_cast<int>(i));
-    bwrap_pid_ = spawn_process(argv, with_proxy_environment(env), fds, true);
+        options.fds.emplace_back(hook_files.fds[i].get(), kFirstHookFileFd + static_cast<int>(i));
+    options.env = with_proxy_environment(spec.env);
+    options.own_process_group = true;
+    bwrap_pid_ = spawn_process(argv, options);
     if (bwrap_pid_ < 0)
         throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));
     child_end.reset();
@@ -174,9 +164,11 @@ SandboxSession::SandboxSession(const SandboxPolicy& policy, const Environment& e
     }
 
     std::string setup = nonce_;
-    for (const std::string& part : {shell, policy.home, cwd}) setup += '\0' + part;
+    for (const std::string& part :
+         {spec.shell, policy.home, spec.cwd, std::string(spec.exact_output ? "exact" : "terminal")})
+        setup += '\0' + part;
     send_frame(control_.get(), Frame::restart, setup);
-    resize(size);
+    resize(size_);
     shell_alive_ = true;
 }
 
@@ -198,138 +190,103 @@ SandboxSession::~SandboxSession() {
 }
 
 void SandboxSession::resize(WindowSize size) {
+    size_ = size;
     send_frame(control_.get(), Frame::resize,
                std::to_string(size.rows) + "x" + std::to_string(size.cols));
 }
 
 void SandboxSession::restart_shell() {
     marks_ = std::make_unique<MarkParser>(nonce_);
-    phase_ = Phase::starting;
+    phases_.shell_started();
     send_frame(control_.get(), Frame::restart, cwd_);
     shell_alive_ = true;
 }
 
 SandboxResult SandboxSession::run(const std::string& command, const CommandIo& io) {
     ForegroundCommand foreground(proxy_.get(), io.may_ask_network);
-    SandboxResult result;
-    // The window may have changed while no command ran (the REPL was waiting for a line).
-    if (io.take_resize) {
-        if (auto size = io.take_resize()) resize(*size);
+    // The window may have changed while no command ran (Caretz's prompt was waiting).
+    if (auto now = io.terminal ? io.terminal->size() : std::nullopt) {
+        if (now->rows != size_.rows || now->cols != size_.cols) resize(*now);
     }
     if (!shell_alive_) restart_shell();
-    wait_until_ready(io, result);
-    if (result.shell_exited) return result;
+    wait_until_ready();
 
+    SandboxResult result;
     send_frame(control_.get(), Frame::run, (io.stdin_from_terminal ? "T" : "N") + command);
-    phase_ = Phase::sent;
-    interrupt_repeat_.stop();
-    while (phase_ != Phase::idle && !result.shell_exited) {
-        if (!pump(io, result)) throw SandboxStartError("the sandbox session ended unexpectedly");
+    phases_.command_sent();
+    running_io_ = &io;
+    try {
+        pump_until(io, [&] { return phases_.idle(); });
+    } catch (...) {
+        running_io_ = nullptr;
+        throw;
     }
+    running_io_ = nullptr;
+    result.exit_code = phases_.exit_code().value_or(0);
+    result.shell_exited = phases_.shell_exited();
     result.cwd = cwd_;
     return result;
 }
 
-void SandboxSession::wait_until_ready(const CommandIo& io, SandboxResult& result) {
-    CommandIo quiet;
-    quiet.take_resize = io.take_resize;
-    while (phase_ != Phase::idle) {
-        if (!pump(quiet, result)) throw SandboxStartError("the sandbox session ended unexpectedly");
-        if (result.shell_exited) {
-            throw SandboxStartError("the session shell exited while starting (status " +
-                                    std::to_string(result.exit_code) + ")");
-        }
+void SandboxSession::wait_until_ready() {
+    pump_until(CommandIo{}, [&] { return phases_.idle(); });
+    if (phases_.shell_exited()) {
+        throw SandboxStartError("the session shell exited while starting (status " +
+                                std::to_string(phases_.exit_code().value_or(0)) + ")");
     }
     // A shell that drew its prompt runs in a sandbox whose mounts are all in place (bwrap
     // reports its start earlier), so the host no longer needs the proxy socket's path.
     proxy_->remove_socket_path();
 }
 
-// Waits for the next event from the supervisor or the terminal; false if the sandbox is gone.
-bool SandboxSession::pump(const CommandIo& io, SandboxResult& result) {
-    // Keys wait in the terminal until the command has started. Before that the shell is still
-    // reading the line that runs it, and a Ctrl-C there is the shell's: bash can swallow it
-    // without drawing a new prompt, and then nothing would ever end the command.
-    const bool forward = io.input_fd >= 0 && !input_closed_ && phase_ == Phase::running;
-    pollfd fds[4] = {{control_.get(), POLLIN, 0},
-                     {errors_.get(), POLLIN, 0},
-                     {forward ? io.input_fd : -1, POLLIN, 0},
-                     {proxy_->gate().fd(), POLLIN, 0}};
-    int ready = ::poll(fds, 4, phase_ == Phase::running ? interrupt_repeat_.ms_until_due() : -1);
-    if (ready < 0) {
-        if (errno == EINTR && io.take_resize) {
-            if (auto size = io.take_resize()) resize(*size);
-        }
-        return true;
+template <typename Done>
+void SandboxSession::pump_until(const CommandIo& io, Done done) {
+    CommandPump pump(*this, io, &proxy_->gate());
+    while (!done()) {
+        if (!pump.step()) throw SandboxStartError("the sandbox session ended unexpectedly");
     }
-    if (ready == 0) {
-        if (interrupt_repeat_.take_due()) send_frame(control_.get(), Frame::input, interrupt_keys_);
-        return true;
-    }
-    // A network question is on screen: neither read the terminal nor show output until it
-    // is answered.
-    if (fds[3].revents & POLLIN) {
-        proxy_->gate().hold();
-        return true;
-    }
-    if (fds[1].revents & (POLLIN | POLLHUP)) {
+}
+
+std::vector<int> SandboxSession::watched() const {
+    return {control_.get(), errors_.get()};
+}
+
+bool SandboxSession::on_ready(size_t index) {
+    if (index == 1) {
         char drain[4096];
         if (::read(errors_.get(), drain, sizeof drain) <= 0) errors_.reset();
+        return true;
     }
-    if (fds[2].revents & POLLIN) forward_input(io);
-    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-        if (!reader_.read_from(control_.get())) return false;
-        Events events(*this, &io, &result);
-        while (auto m = reader_.next()) {
-            if (m->type == Frame::output) {
-                marks_->feed(m->payload, events);
-            } else if (m->type == Frame::job_reply) {
-                job_reply_ = std::move(m->payload);
-            } else if (m->type == Frame::shell_exited) {
-                marks_->flush(events);
-                if (phase_ != Phase::finishing) result.exit_code = std::atoi(m->payload.c_str());
-                result.shell_exited = true;
-                shell_alive_ = false;
-                phase_ = Phase::idle;
-            }
+    if (!reader_.read_from(control_.get())) return false;
+    Events events(*this);
+    while (auto m = reader_.next()) {
+        if (m->type == Frame::output) {
+            marks_->feed(m->payload, events);
+        } else if (m->type == Frame::job_reply) {
+            job_reply_ = std::move(m->payload);
+        } else if (m->type == Frame::shell_exited) {
+            marks_->flush(events);
+            phases_.shell_exit(std::atoi(m->payload.c_str()));
+            shell_alive_ = false;
         }
     }
     return true;
 }
 
-void SandboxSession::forward_input(const CommandIo& io) {
-    char buf[4096];
-    ssize_t n = ::read(io.input_fd, buf, sizeof buf);
-    if (n == 0 || (n < 0 && errno == EIO)) {
-        hang_up_on_lost_terminal(io.input_fd);
-        input_closed_ = true;
-    }
-    if (n <= 0) return;
-    std::string keys(buf, static_cast<size_t>(n));
-    if (!io.stdin_from_terminal) {
-        std::string signals;
-        for (char c : keys)
-            if (signal_for_key(c)) signals += c;
-        keys = signals;
-    }
-    if (keys.empty()) return;
+void SandboxSession::send_keys(std::string_view keys) {
     send_frame(control_.get(), Frame::input, keys);
-    if (io.stdin_from_terminal) return;
-    interrupt_keys_ = keys;
-    interrupt_repeat_.start();
-    if (io.on_interrupt_key) io.on_interrupt_key();
+}
+
+// The session's terminal turns the key into the signal for the command's process group.
+void SandboxSession::send_interrupt(char key) {
+    send_frame(control_.get(), Frame::input, std::string_view(&key, 1));
 }
 
 std::string SandboxSession::ask_supervisor(Frame type, const std::string& payload) {
     job_reply_.reset();
     if (!send_frame(control_.get(), type, payload))
         throw SandboxStartError("the sandbox session ended unexpectedly");
-    CommandIo quiet;
-    SandboxResult ignored;
-    while (!job_reply_) {
-        if (!pump(quiet, ignored))
-            throw SandboxStartError("the sandbox session ended unexpectedly");
-    }
+    pump_until(CommandIo{}, [&] { return job_reply_.has_value(); });
     return *std::exchange(job_reply_, std::nullopt);
 }
 

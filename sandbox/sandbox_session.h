@@ -9,8 +9,10 @@
 #include "pty/mark_parser.h"
 #include "pty/pty.h"
 #include "pty/unique_fd.h"
+#include "sandbox/command_pump.h"
 #include "sandbox/network_proxy.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/session_phases.h"
 #include "sandbox/supervisor_protocol.h"
 
 namespace caretz {
@@ -18,11 +20,10 @@ namespace caretz {
 // One long-lived sandbox per Caretz session (session mode): a bwrap running the session
 // supervisor, whose shell keeps its state (cwd, variables, functions) between commands, and
 // which runs the session's background jobs.
-class SandboxSession : public Sandbox, public BackgroundJobs {
+class SandboxSession : public Sandbox, public BackgroundJobs, private PumpTarget {
 public:
     // Starts the sandbox and its shell; throws SandboxStartError when bwrap cannot start.
-    SandboxSession(const SandboxPolicy& policy, const Environment& env, const std::string& shell,
-                   const std::string& cwd, WindowSize size);
+    explicit SandboxSession(const SandboxSpec& spec);
     ~SandboxSession();
     SandboxSession(const SandboxSession&) = delete;
     SandboxSession& operator=(const SandboxSession&) = delete;
@@ -40,12 +41,19 @@ public:
 
 private:
     class Events;
-    enum class Phase { starting, idle, sent, running, finishing };
 
-    void wait_until_ready(const CommandIo& io, SandboxResult& result);
-    bool pump(const CommandIo& io, SandboxResult& result);
-    void forward_input(const CommandIo& io);
+    void wait_until_ready();
+    // Moves traffic until `done` holds; throws SandboxStartError when the sandbox is gone.
+    template <typename Done>
+    void pump_until(const CommandIo& io, Done done);
     void restart_shell();
+
+    // PumpTarget: the supervisor's control socket and bwrap's error pipe.
+    std::vector<int> watched() const override;
+    bool on_ready(size_t index) override;
+    bool command_running() const override { return phases_.command_running(); }
+    void send_keys(std::string_view keys) override;
+    void send_interrupt(char key) override;
     // Sends a job request and waits for the supervisor's answer.
     std::string ask_supervisor(Frame type, const std::string& payload);
 
@@ -62,12 +70,11 @@ private:
     std::string nonce_;
     std::unique_ptr<MarkParser> marks_;
     std::string cwd_;
-    Phase phase_ = Phase::starting;
+    WindowSize size_;  // the size the session's terminal was given last
+    SessionPhases phases_;
     bool shell_alive_ = false;
-    bool input_closed_ = false;
-    // A Ctrl-C (or Ctrl-\) for a model's command, pressed again each second until it ends.
-    std::string interrupt_keys_;
-    InterruptRepeat interrupt_repeat_;
+    // Set while a command runs: where its output goes.
+    const CommandIo* running_io_ = nullptr;
     std::optional<std::string> job_reply_;
     int last_job_id_ = 0;
 };

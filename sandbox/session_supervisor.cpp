@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "hooks/shell_launch.h"
+#include "pty/mark_parser.h"
 #include "pty/pty.h"
 #include "pty/utmp_record.h"
 #include "pty/unique_fd.h"
@@ -66,30 +67,18 @@ void write_to_pty(int master, std::string_view data) {
 
 // Starts a background job: stdin /dev/null, stdout and stderr to `out_fd`, in `cwd` (else
 // home), leading a process group of its own so job_kill reaches what it started.
-pid_t spawn_job(std::vector<std::string> argv, int out_fd, const std::string& cwd,
+pid_t spawn_job(const std::vector<std::string>& argv, int out_fd, const std::string& cwd,
                 const std::string& home) {
     UniqueFd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-    std::vector<std::string> envs = environment_strings(current_environment());
-    std::vector<char*> c_env, c_argv;
-    for (auto& e : envs) c_env.push_back(e.data());
-    c_env.push_back(nullptr);
-    for (auto& a : argv) c_argv.push_back(a.data());
-    c_argv.push_back(nullptr);
-
-    pid_t pid = ::fork();
-    if (pid == 0) {
-        reset_signals_for_exec();
-        ::setpgid(0, 0);
-        ::dup2(null_in.get(), STDIN_FILENO);
-        ::dup2(out_fd, STDOUT_FILENO);
-        ::dup2(out_fd, STDERR_FILENO);
-        if (::chdir(cwd.c_str()) != 0 && ::chdir(home.c_str()) != 0) ::chdir("/");
-        ::execve(c_argv[0], c_argv.data(), c_env.data());
-        ::_exit(127);
-    }
-    // Set from both sides, so a kill right after the start reaches the group.
-    if (pid > 0) ::setpgid(pid, pid);
-    return pid;
+    SpawnOptions options;
+    options.stdin_fd = null_in.get();
+    options.stdout_fd = out_fd;
+    options.stderr_fd = out_fd;
+    options.cwd = {cwd, home, "/"};
+    options.own_process_group = true;
+    // The supervisor is the sandbox's first process: its end ends every job anyway.
+    options.die_with_parent = false;
+    return spawn_process(argv, options);
 }
 
 // The session's background jobs: each runs `$SHELL -c COMMAND` in its own process group,
@@ -209,6 +198,18 @@ struct SessionSetup {
     std::string nonce;
     std::string shell;
     std::string home;
+    bool exact_output = false;  // Caretz's output is no terminal: no '\r' added to '\n'
+};
+
+// Follows the shell's marks, for what the supervisor itself must do around a command.
+class CommandMarks : public MarkParser::Handler {
+public:
+    void on_output(std::string_view) override {}
+    void on_command_start() override { started = true; }
+    void on_command_done(int) override { done = true; }
+
+    bool started = false;
+    bool done = false;
 };
 
 class Supervisor {
@@ -220,11 +221,15 @@ public:
             pollfd fds[3] = {{control_, POLLIN, 0},
                              {pty_ && !master_closed_ ? pty_->master() : -1, POLLIN, 0},
                              {sigchld_pipe[0], POLLIN, 0}};
-            if (::poll(fds, 3, jobs_.next_deadline_ms()) < 0) {
+            int timeout = jobs_.next_deadline_ms();
+            if (ending_input_ && (timeout < 0 || timeout > kEndOfInputTickMs))
+                timeout = kEndOfInputTickMs;
+            if (::poll(fds, 3, timeout) < 0) {
                 if (errno == EINTR) continue;
                 return 1;
             }
             jobs_.kill_lingering();
+            if (ending_input_ && pty_) pty_->offer_end_of_input();
             if (fds[2].revents & POLLIN) reap();
             // Reaping may have reported the shell's end and dropped its PTY: the readiness
             // seen for the old master must not be applied to whatever comes next.
@@ -258,16 +263,18 @@ private:
 
     void reply(const std::string& payload) { send_frame(control_, Frame::job_reply, payload); }
 
-    // Payload: nonce \0 shell \0 home \0 cwd for the first start, then just the cwd.
+    // Payload: nonce \0 shell \0 home \0 cwd \0 output ("exact" or "terminal") for the
+    // first start, then just the cwd.
     void start_shell(const std::string& payload) {
         std::string cwd = payload;
         if (setup_.nonce.empty()) {
             std::vector<std::string> parts = split_payload(payload);
-            if (parts.size() != 4 || !is_plain_nonce(parts[0])) return;
-            setup_ = {parts[0], parts[1], parts[2]};
+            if (parts.size() != 5 || !is_plain_nonce(parts[0])) return;
+            setup_ = {parts[0], parts[1], parts[2], parts[4] == "exact"};
             cwd = parts[3];
         }
-        pty_.emplace(Pty::open(size_));
+        pty_.emplace(Pty::open(size_, setup_.exact_output));
+        wants_end_of_input_ = ending_input_ = false;
         // Registered in utmp where the system lets libutempter's helper run; in a sandbox
         // without new privileges it cannot, and that fails silently.
         utmp_.emplace(pty_->master(), "caretz");
@@ -291,31 +298,24 @@ private:
         }
         Environment env = environment_for(launch, current_environment());
         if (!env.count("TERM")) env["TERM"] = "xterm-256color";
-        std::vector<std::string> envs = environment_strings(env);
-        std::vector<char*> c_env, c_argv;
-        for (auto& e : envs) c_env.push_back(e.data());
-        c_env.push_back(nullptr);
-        for (auto& a : launch.argv) c_argv.push_back(a.data());
-        c_argv.push_back(nullptr);
-
-        shell_pid_ = ::fork();
-        if (shell_pid_ == 0) {
-            reset_signals_for_exec();
-            if (!attach_controlling_terminal(pty_->slave())) ::_exit(126);
-            if (nonce_read.get() == kNonceFd)
-                ::fcntl(kNonceFd, F_SETFD, 0);
-            else if (::dup2(nonce_read.get(), kNonceFd) < 0)
-                ::_exit(126);
-            if (::chdir(cwd.c_str()) != 0 && ::chdir(setup_.home.c_str()) != 0) ::chdir("/");
-            ::execve(c_argv[0], c_argv.data(), c_env.data());
-            ::_exit(127);
-        }
+        SpawnOptions options;
+        options.controlling_terminal = pty_->slave();
+        options.fds = {{nonce_read.get(), kNonceFd}};
+        options.env = env;
+        options.cwd = {cwd, setup_.home, "/"};
+        options.die_with_parent = false;  // the sandbox ends with its first process anyway
+        shell_pid_ = spawn_process(launch.argv, options);
         pty_->close_slave();
     }
 
     void run(const std::string& payload) {
         if (!pty_ || payload.empty()) return;
         const bool terminal_stdin = payload[0] == 'T';
+        // Nobody types into this command: once it runs, a program that reads its terminal
+        // gets the end of input instead of waiting for keys that never come.
+        marks_.emplace(setup_.nonce);
+        command_ = CommandMarks{};
+        wants_end_of_input_ = !terminal_stdin;
         std::string file = std::string(kRuntimeDir) + "/command." + std::to_string(++commands_);
         write_file(file, payload.substr(1) + "\n");
         // Ctrl-U first: it erases whatever the user typed ahead without Enter, which the shell
@@ -343,7 +343,21 @@ private:
             report_exit_if_done();
             return;
         }
-        send_frame(control_, Frame::output, std::string_view(buf, static_cast<size_t>(n)));
+        std::string_view bytes(buf, static_cast<size_t>(n));
+        follow_command(bytes);
+        send_frame(control_, Frame::output, bytes);
+    }
+
+    // Starts giving the end of input once the command runs, and stops when it is done, where
+    // an end of input that nobody read is dropped, so it cannot reach the shell's prompt.
+    void follow_command(std::string_view bytes) {
+        if (!wants_end_of_input_ || !marks_) return;
+        marks_->feed(bytes, command_);
+        if (command_.started && !command_.done) ending_input_ = true;
+        if (command_.done) {
+            if (ending_input_) pty_->drop_pending_input();
+            wants_end_of_input_ = ending_input_ = false;
+        }
     }
 
     void reap() {
@@ -370,6 +384,8 @@ private:
         while ((n = ::read(pty_->master(), buf, sizeof buf)) > 0)
             send_frame(control_, Frame::output, std::string_view(buf, static_cast<size_t>(n)));
         utmp_.reset();
+        marks_.reset();
+        wants_end_of_input_ = ending_input_ = false;
         pty_.reset();
         master_closed_ = false;
         send_frame(control_, Frame::shell_exited, std::to_string(shell_status_));
@@ -379,8 +395,15 @@ private:
     FrameReader reader_;
     SessionSetup setup_;
     JobRunner jobs_;
+    // How often a command nobody types into is offered the end of input while it runs.
+    static constexpr int kEndOfInputTickMs = 50;
+
     std::optional<Pty> pty_;
     std::optional<UtmpRecord> utmp_;
+    std::optional<MarkParser> marks_;
+    CommandMarks command_;
+    bool wants_end_of_input_ = false;  // the command sent last is one nobody types into
+    bool ending_input_ = false;        // ... and it runs now
     WindowSize size_;
     pid_t shell_pid_ = -1;
     int shell_status_ = 0;

@@ -10,10 +10,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <stdexcept>
 #include <system_error>
 
 #include "pty/fd_io.h"
+#include "pty/pty.h"
+#include "pty/terminal.h"
 #include "sandbox/sandbox.h"
 
 namespace caretz {
@@ -27,21 +30,37 @@ void reset_signals_for_exec() {
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
-pid_t spawn_process(std::vector<std::string> argv, const Environment& env,
-                    const std::vector<std::pair<int, int>>& fds, bool own_process_group) {
-    std::vector<std::string> envs = environment_strings(env);
+pid_t spawn_process(const std::vector<std::string>& argv, const SpawnOptions& options) {
+    // Everything the child uses is allocated here: between fork and exec it must not allocate.
+    std::vector<std::string> args = argv;
+    std::vector<std::string> envs =
+        options.env ? environment_strings(*options.env) : std::vector<std::string>();
     std::vector<char*> c_argv, c_env;
-    for (auto& a : argv) c_argv.push_back(a.data());
+    for (auto& a : args) c_argv.push_back(a.data());
     c_argv.push_back(nullptr);
     for (auto& e : envs) c_env.push_back(e.data());
     c_env.push_back(nullptr);
-
-    std::vector<int> staged(fds.size());  // allocated here: the child must not allocate
+    std::vector<std::pair<int, int>> fds;
+    if (options.stdin_fd >= 0) fds.emplace_back(options.stdin_fd, 0);
+    if (options.stdout_fd >= 0) fds.emplace_back(options.stdout_fd, 1);
+    if (options.stderr_fd >= 0) fds.emplace_back(options.stderr_fd, 2);
+    fds.insert(fds.end(), options.fds.begin(), options.fds.end());
+    std::vector<int> staged(fds.size());
     const pid_t parent = ::getpid();
+    const std::string cannot_run = "caretz: cannot run " + argv.at(0) + ": ";
+
     pid_t pid = ::fork();
-    if (pid != 0) return pid;
+    if (pid != 0) {
+        // Set from both sides, so a signal sent right after the start reaches the group.
+        if (pid > 0 && (options.own_process_group || options.foreground_of)) ::setpgid(pid, pid);
+        return pid;
+    }
     reset_signals_for_exec();
-    if (own_process_group) ::setpgid(0, 0);
+    if (options.new_session) ::setsid();
+    if (options.controlling_terminal >= 0 && !attach_controlling_terminal(options.controlling_terminal))
+        ::_exit(126);
+    if (options.own_process_group || options.foreground_of) ::setpgid(0, 0);
+    if (options.foreground_of) options.foreground_of->give_foreground_in_child();
     // Every source moves above the targets first, so placing one descriptor never overwrites
     // a source still to be placed; dup2 clears close-on-exec on the targets, so exactly these
     // reach the child, and close_range below drops the staged copies.
@@ -51,10 +70,30 @@ pid_t spawn_process(std::vector<std::string> argv, const Environment& env,
     int highest = 2;
     for (const auto& fd : fds) highest = std::max(highest, fd.second);
     ::close_range(static_cast<unsigned>(highest) + 1, ~0U, 0);
-    // The child (bwrap, or a host rerun) must not outlive Caretz.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    ::execve(c_argv[0], c_argv.data(), c_env.data());
+    if (options.die_with_parent) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(127);
+    }
+    if (!options.cwd.empty()) {
+        bool entered = false;
+        for (const auto& dir : options.cwd) {
+            if (::chdir(dir.c_str()) == 0) {
+                entered = true;
+                break;
+            }
+        }
+        if (!entered) ::_exit(126);
+    }
+    char** env = options.env ? c_env.data() : environ;
+    if (options.search_path) {
+        ::execvpe(c_argv[0], c_argv.data(), env);
+    } else {
+        ::execve(c_argv[0], c_argv.data(), env);
+    }
+    const char* reason = std::strerror(errno);
+    write_all(2, cannot_run);
+    write_all(2, std::string_view(reason));
+    write_all(2, "\n");
     ::_exit(127);
 }
 

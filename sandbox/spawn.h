@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -12,12 +13,41 @@
 
 namespace caretz {
 
-// Starts argv[0] (an absolute path) with exactly `env`, after making each (from, to) pair of
-// `fds` the child's descriptor `to`. Every other descriptor is close-on-exec in Caretz.
-// With `own_process_group` the child leads a new process group, so signals the terminal
-// sends to Caretz's group do not reach it. Returns the pid, or -1 with errno set.
-pid_t spawn_process(std::vector<std::string> argv, const Environment& env,
-                    const std::vector<std::pair<int, int>>& fds, bool own_process_group = false);
+class Terminal;
+
+// How spawn_process starts a child. Every descriptor of Caretz is close-on-exec, so the child
+// gets exactly the ones named here.
+struct SpawnOptions {
+    // The child's stdin, stdout and stderr; -1 leaves that one as Caretz has it.
+    int stdin_fd = -1;
+    int stdout_fd = -1;
+    int stderr_fd = -1;
+    // Further (from, to) pairs: Caretz's descriptor `from` becomes the child's `to`.
+    std::vector<std::pair<int, int>> fds;
+    // The child's environment; nullopt keeps Caretz's own.
+    std::optional<Environment> env;
+    // Where the child starts: the first folder of these that it can enter ({}: Caretz's cwd).
+    // When none can be entered, the child exits with status 126.
+    std::vector<std::string> cwd;
+    // A process group of its own, so signals the terminal sends to Caretz's group pass it by.
+    bool own_process_group = false;
+    // A session of its own with no controlling terminal, so /dev/tty cannot be opened.
+    bool new_session = false;
+    // A session of its own whose controlling terminal is this PTY slave, which also becomes
+    // the child's stdin, stdout and stderr (-1: none).
+    int controlling_terminal = -1;
+    // Leads its own process group as the foreground of the user's terminal, so the keys,
+    // Ctrl-C and a password prompt are the child's alone (nullptr: not).
+    const Terminal* foreground_of = nullptr;
+    // Killed when Caretz dies, so no child outlives it unseen.
+    bool die_with_parent = true;
+    // Searches $PATH for argv[0] instead of taking it as a path.
+    bool search_path = false;
+};
+
+// Starts argv as the options say. Returns the pid, or -1 with errno set when fork failed;
+// a child that cannot exec exits with status 127.
+pid_t spawn_process(const std::vector<std::string>& argv, const SpawnOptions& options);
 
 // Puts signal dispositions and the mask back to defaults, for a child about to exec: an
 // ignored SIGPIPE or a blocked SIGINT would otherwise be inherited by the command.

@@ -419,7 +419,8 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 TEST_CASE("LineEditor over pipes: echo, typeahead, interrupt and eof") {
     Pipe input;
     Pipe output;
-    LineEditor editor(input.read_end, output.write_end, [] { return 80; });
+    caretz::Terminal terminal(input.read_end, output.write_end);
+    LineEditor editor(terminal, [] { return 80; });
 
     write_bytes(input.write_end, "hi\x1b[D\xC3\xA9\rnext\r\x1b[A\r");
     LineResult first = editor.read_line("> ");
@@ -457,7 +458,8 @@ TEST_CASE("LineEditor over pipes: echo, typeahead, interrupt and eof") {
 TEST_CASE("LineEditor flushes a lone ESC after a short silence") {
     Pipe input;
     Pipe output;
-    LineEditor editor(input.read_end, output.write_end, [] { return 80; });
+    caretz::Terminal terminal(input.read_end, output.write_end);
+    LineEditor editor(terminal, [] { return 80; });
     write_bytes(input.write_end, "a\x1b");
     ssize_t written = 0;
     std::thread typist([&] {
@@ -480,7 +482,8 @@ TEST_CASE("LineEditor on a real pseudo-terminal") {
     ::cfmakeraw(&raw);
     REQUIRE(::tcsetattr(slave, TCSANOW, &raw) == 0);
 
-    LineEditor editor(slave, slave, [] { return 20; });
+    caretz::Terminal terminal(slave, slave);
+    LineEditor editor(terminal, [] { return 20; });
     write_bytes(master,
                 "ls -l\x17"
                 "cat /etc/hostname\x01\x1bOC\x1bOC\x1bOC\x1b[3~\r");

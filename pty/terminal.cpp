@@ -1,0 +1,166 @@
+#include "pty/terminal.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "pty/fd_io.h"
+
+namespace caretz {
+
+namespace {
+
+// SIGWINCH is turned into a byte on this pipe, so a resize wakes any poll() that watches
+// resize_fd(), with no window between checking a flag and starting to wait.
+int g_resize_pipe[2] = {-1, -1};
+
+void on_window_change(int) {
+    int saved = errno;
+    char c = 0;
+    [[maybe_unused]] ssize_t n = ::write(g_resize_pipe[1], &c, 1);
+    errno = saved;
+}
+
+bool drain_resize_pipe() {
+    bool changed = false;
+    char buf[64];
+    while (g_resize_pipe[0] >= 0 && ::read(g_resize_pipe[0], buf, sizeof buf) > 0) changed = true;
+    return changed;
+}
+
+// Hands the terminal's foreground to `pgrp`. SIGTTOU is held off: a process that is not in
+// the foreground group would otherwise be stopped by changing it.
+void set_foreground(int fd, pid_t pgrp) noexcept {
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTTOU);
+    ::sigprocmask(SIG_BLOCK, &block, &old);
+    ::tcsetpgrp(fd, pgrp);
+    ::sigprocmask(SIG_SETMASK, &old, nullptr);
+}
+
+}  // namespace
+
+std::unique_ptr<Terminal> Terminal::open_standard() {
+    if (!::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO)) return nullptr;
+    auto terminal = std::make_unique<Terminal>(STDIN_FILENO, STDOUT_FILENO);
+    terminal->modes_->install_exit_handlers();
+    if (g_resize_pipe[0] < 0 && ::pipe2(g_resize_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+        g_resize_pipe[0] = g_resize_pipe[1] = -1;
+    if (g_resize_pipe[0] >= 0) {
+        struct sigaction sa {};
+        sa.sa_handler = on_window_change;
+        sa.sa_flags = SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        ::sigaction(SIGWINCH, &sa, nullptr);
+        terminal->owns_resize_signal_ = true;
+    }
+    terminal->enter_raw();
+    return terminal;
+}
+
+Terminal::Terminal(int in_fd, int out_fd) : in_fd_(in_fd), out_fd_(out_fd) {
+    if (::isatty(in_fd_)) modes_.emplace(in_fd_);
+}
+
+Terminal::~Terminal() {
+    if (owns_resize_signal_) ::signal(SIGWINCH, SIG_DFL);
+}
+
+void Terminal::enter_raw() {
+    if (modes_) modes_->enter_raw();
+}
+
+void Terminal::restore() noexcept {
+    if (modes_) modes_->restore();
+}
+
+std::string Terminal::take_keys() {
+    std::string keys = std::move(pending_);
+    pending_.clear();
+    if (input_closed_) return keys;
+    pollfd p{in_fd_, POLLIN, 0};
+    if (::poll(&p, 1, 0) <= 0) return keys;
+    char buf[4096];
+    ssize_t n = ::read(in_fd_, buf, sizeof buf);
+    if (n > 0) {
+        keys.append(buf, static_cast<size_t>(n));
+    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        input_closed_ = true;
+        hang_up_on_lost_terminal(in_fd_);
+    }
+    return keys;
+}
+
+bool Terminal::wait_for_keys(int timeout_ms) {
+    if (!pending_.empty()) return true;
+    if (input_closed_) return false;
+    pollfd fds[2] = {{in_fd_, POLLIN, 0}, {resize_fd(), POLLIN, 0}};
+    int ready = ::poll(fds, 2, timeout_ms);
+    if (ready <= 0) return false;
+    if (fds[1].revents & POLLIN) {
+        resized_ = drain_resize_pipe() || resized_;
+        return false;
+    }
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+        pending_ = take_keys();
+        return !pending_.empty();
+    }
+    return false;
+}
+
+void Terminal::give_back(std::string_view keys) {
+    pending_.insert(0, keys);
+}
+
+void Terminal::drop_typeahead() {
+    pending_.clear();
+    ::tcflush(in_fd_, TCIFLUSH);
+}
+
+void Terminal::write(std::string_view text) const {
+    write_all(out_fd_, text);
+}
+
+void Terminal::reset_for_question() const {
+    // A soft reset (colours, insert and origin modes, margins, charsets), then explicitly the
+    // main screen, whole-screen scrolling, autowrap, ASCII in G0, a visible cursor and no mouse
+    // or paste modes; then a clean screen (the output stays in the scrollback).
+    write("\x1b[!p\x1b[0m\x1b[?1049l\x1b[r\x1b[?6l\x1b[4l\x1b[?7h\x1b(B\x0f\x1b[?25h"
+          "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l"
+          "\x1b[H\x1b[2J");
+}
+
+int Terminal::resize_fd() const {
+    return owns_resize_signal_ ? g_resize_pipe[0] : -1;
+}
+
+std::optional<WindowSize> Terminal::take_resize() {
+    const bool changed = owns_resize_signal_ && (drain_resize_pipe() || resized_);
+    resized_ = false;
+    if (!changed) return std::nullopt;
+    return terminal_size(out_fd_);
+}
+
+std::optional<WindowSize> Terminal::size() const {
+    return terminal_size(out_fd_);
+}
+
+void Terminal::give_foreground_in_child() const noexcept {
+    set_foreground(in_fd_, ::getpgrp());
+}
+
+void Terminal::hand_foreground_to(pid_t pgrp) {
+    set_foreground(in_fd_, pgrp);
+}
+
+void Terminal::take_foreground_back() {
+    set_foreground(in_fd_, ::getpgrp());
+    enter_raw();
+}
+
+}  // namespace caretz

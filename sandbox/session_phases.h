@@ -1,0 +1,45 @@
+#pragma once
+
+#include <optional>
+
+namespace caretz {
+
+// Where the session shell is, as told by its hook marks, and what that means for the command
+// Caretz sent it. Pure: it is fed the marks in order and touches nothing.
+//
+//   starting --B--> idle --sent--> sent --C--> running --D--> finishing --B--> idle
+//
+// In `sent` the shell is still reading the line that runs the command. A prompt drawn anew
+// there (A, then B) means the line was dropped (something interrupted it) and the command never
+// started: status 130. A B alone is the same prompt drawn again (after a window-size change)
+// and changes nothing. The shell's exit ends whatever was going on.
+class SessionPhases {
+public:
+    enum class Phase { starting, idle, sent, running, finishing };
+
+    Phase phase() const { return phase_; }
+    // The command's output is what the shell prints between its start and end marks.
+    bool command_running() const { return phase_ == Phase::running; }
+    // The shell waits for a command (or is gone): the command sent last is over.
+    bool idle() const { return phase_ == Phase::idle; }
+    // The command's exit status, once known.
+    std::optional<int> exit_code() const { return exit_code_; }
+    bool shell_exited() const { return shell_exited_; }
+
+    void shell_started();
+    // Caretz sent the line that runs a command; only from idle.
+    void command_sent();
+    void prompt_start();
+    void prompt_end();
+    void command_start();
+    void command_done(int status);
+    void shell_exit(int status);
+
+private:
+    Phase phase_ = Phase::starting;
+    bool prompt_started_ = false;
+    bool shell_exited_ = false;
+    std::optional<int> exit_code_;
+};
+
+}  // namespace caretz
