@@ -1,4 +1,3 @@
-#include <termios.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,6 +9,7 @@
 #include "agent/transcript.h"
 #include "app/command_line.h"
 #include "app/config.h"
+#include "pty/pty.h"
 #include "app/exec_command.h"
 #include "app/sandbox_spec.h"
 #include "app/user_context.h"
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
     if (argc == 2 && std::string_view(argv[1]) == "__supervise") return run_session_supervisor();
     // The fish session hook's way to drop typed-ahead input (see hooks/fish).
     if (argc == 2 && std::string_view(argv[1]) == "__drop-typeahead")
-        return ::tcflush(STDIN_FILENO, TCIFLUSH) == 0 ? 0 : 1;
+        return drop_controlling_terminal_input() ? 0 : 1;
     // In a per-command sandbox it runs the command and forwards the proxy port meanwhile.
     if (argc > 2 && std::string_view(argv[1]) == "__netforward")
         return run_network_forwarder_command(std::vector<std::string>(argv + 2, argv + argc));

@@ -58,7 +58,7 @@ void Pty::offer_end_of_input() noexcept {
 
 void Pty::drop_pending_input() noexcept {
     UniqueFd slave(::open(slave_path_.c_str(), O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
-    if (slave.valid()) ::tcflush(slave.get(), TCIFLUSH);
+    if (slave.valid()) caretz::drop_pending_input(slave.get());
 }
 
 void set_window_size(int fd, WindowSize size) {
@@ -84,6 +84,24 @@ bool attach_controlling_terminal(int slave_fd) noexcept {
     }
     if (slave_fd > STDERR_FILENO) ::close(slave_fd);
     return true;
+}
+
+void reset_signals_for_exec() noexcept {
+    for (int sig :
+         {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD, SIGWINCH, SIGTSTP, SIGTTIN, SIGTTOU})
+        ::signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+bool drop_pending_input(int fd) noexcept {
+    return ::tcflush(fd, TCIFLUSH) == 0;
+}
+
+bool drop_controlling_terminal_input() noexcept {
+    UniqueFd tty(::open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC));
+    return tty.valid() && drop_pending_input(tty.get());
 }
 
 bool terminal_hung_up(int fd) noexcept {

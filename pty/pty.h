@@ -65,6 +65,16 @@ bool terminal_hung_up(int fd) noexcept;
 // the hangup on (su, runuser), no SIGHUP would come, and the command would run on unseen.
 void hang_up_on_lost_terminal(int fd) noexcept;
 
+// For a freshly forked child, before exec: puts signal dispositions and the mask back to
+// defaults, as an ignored SIGPIPE or a blocked SIGINT would otherwise be inherited by the
+// command. Async-signal-safe.
+void reset_signals_for_exec() noexcept;
+
+// Drops input that waits unread on the terminal behind `fd`; false when it is no terminal.
+bool drop_pending_input(int fd) noexcept;
+// The same for the process's controlling terminal (/dev/tty); false without one.
+bool drop_controlling_terminal_input() noexcept;
+
 // For a freshly forked child, before exec: starts a new session, makes `slave_fd` its
 // controlling terminal and its stdin, stdout and stderr, and closes the original descriptor.
 // Uses only async-signal-safe calls, so it is safe between fork and exec in a threaded

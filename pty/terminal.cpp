@@ -119,7 +119,7 @@ void Terminal::give_back(std::string_view keys) {
 
 void Terminal::drop_typeahead() {
     pending_.clear();
-    ::tcflush(in_fd_, TCIFLUSH);
+    drop_pending_input(in_fd_);
 }
 
 void Terminal::write(std::string_view text) const {

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "pty/pty.h"
 #include "pty/unique_fd.h"
 #include "sandbox/bwrap_command.h"
 #include "sandbox/network_relay.h"

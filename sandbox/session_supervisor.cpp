@@ -298,6 +298,8 @@ private:
         }
         Environment env = environment_for(launch, current_environment());
         if (!env.count("TERM")) env["TERM"] = "xterm-256color";
+        // For the hooks: a shell that resets the terminal's output modes (fish) sets them again.
+        if (setup_.exact_output) env["CARETZ_EXACT_OUTPUT"] = "1";
         SpawnOptions options;
         options.controlling_terminal = pty_->slave();
         options.fds = {{nonce_read.get(), kNonceFd}};

@@ -21,15 +21,6 @@
 
 namespace caretz {
 
-void reset_signals_for_exec() {
-    for (int sig :
-         {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD, SIGWINCH, SIGTSTP, SIGTTIN, SIGTTOU})
-        ::signal(sig, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-}
-
 pid_t spawn_process(const std::vector<std::string>& argv, const SpawnOptions& options) {
     // Everything the child uses is allocated here: between fork and exec it must not allocate.
     std::vector<std::string> args = argv;

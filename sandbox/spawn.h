@@ -49,10 +49,6 @@ struct SpawnOptions {
 // a child that cannot exec exits with status 127.
 pid_t spawn_process(const std::vector<std::string>& argv, const SpawnOptions& options);
 
-// Puts signal dispositions and the mask back to defaults, for a child about to exec: an
-// ignored SIGPIPE or a blocked SIGINT would otherwise be inherited by the command.
-void reset_signals_for_exec();
-
 // The exit status of a waitpid() status: the code, or 128+N for signal N.
 int exit_status_of(int wait_status);
 

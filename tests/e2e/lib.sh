@@ -27,6 +27,7 @@ check() {
 contains() { [[ "$1" == *"$2"* ]]; }
 not_contains() { [[ "$1" != *"$2"* ]]; }
 contains_nocase() { [[ "${1,,}" == *"${2,,}"* ]]; }
+not_contains_nocase() { [[ "${1,,}" != *"${2,,}"* ]]; }
 
 # as_user SHELL DIR COMMAND...: runs COMMAND as the test user in DIR, with SHELL as $SHELL
 # and a clean login-like environment. Extra environment: E2E_ENV (array of NAME=value);

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <string>
 
+#include "pty/fd_io.h"
+
 namespace {
 
 std::string read_until_eof(int fd) {
@@ -80,4 +82,42 @@ TEST_CASE("a terminal whose other end is gone counts as hung up; a pipe's end do
     CHECK(::read(fds[0], &c, 1) == 0);
     CHECK_FALSE(caretz::terminal_hung_up(fds[0]));
     ::close(fds[0]);
+}
+
+TEST_CASE("a PTY for exact output passes newlines through unchanged", "[pty]") {
+    for (bool exact : {false, true}) {
+        caretz::Pty pty = caretz::Pty::open({24, 80}, exact);
+        caretz::write_all(pty.slave(), "a\nb\r\n");
+        char buf[64];
+        ssize_t n = ::read(pty.master(), buf, sizeof buf);
+        REQUIRE(n > 0);
+        CHECK(std::string(buf, static_cast<size_t>(n)) == (exact ? "a\nb\r\n" : "a\r\nb\r\r\n"));
+    }
+}
+
+TEST_CASE("a line reader on the slave is given the end of input, once", "[pty]") {
+    caretz::Pty pty = caretz::Pty::open({24, 80});
+    pty.offer_end_of_input();
+    pty.offer_end_of_input();  // one waits already: no second
+    char buf[16];
+    CHECK(::read(pty.slave(), buf, sizeof buf) == 0);
+    // Nothing more waits: a non-blocking read finds nothing.
+    int flags = ::fcntl(pty.slave(), F_GETFL);
+    ::fcntl(pty.slave(), F_SETFL, flags | O_NONBLOCK);
+    CHECK(::read(pty.slave(), buf, sizeof buf) < 0);
+    CHECK(errno == EAGAIN);
+
+    // A program in raw mode gets no byte it did not ask for.
+    termios modes{};
+    REQUIRE(::tcgetattr(pty.slave(), &modes) == 0);
+    ::cfmakeraw(&modes);
+    REQUIRE(::tcsetattr(pty.slave(), TCSANOW, &modes) == 0);
+    pty.offer_end_of_input();
+    CHECK(::read(pty.slave(), buf, sizeof buf) < 0);
+
+    // Input typed but unread is dropped.
+    caretz::write_all(pty.master(), "typed");
+    ::usleep(50 * 1000);
+    pty.drop_pending_input();
+    CHECK(::read(pty.slave(), buf, sizeof buf) < 0);
 }

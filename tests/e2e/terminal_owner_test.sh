@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# What a person does in the first minute, with rc files people really have, for one shell ($1:
+# bash, zsh or fish): resize the window at Caretz's prompt, type right after Ctrl-C, pipe
+# `caretz exec` into another program, run a password prompt with no terminal behind Caretz,
+# resize during a long `caretz exec`. Caretz runs in a tmux pane started with runuser, so the
+# pane is its controlling terminal, as in a person's own terminal.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+SHELL_NAME=${1:-bash}
+USER_SHELL=$(command -v "$SHELL_NAME")
+
+ws=$(new_workspace)
+modes="$E2E_HOME/stty-owner-$$"
+TEST_HOME=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/home-owner.XXXXXX")
+trap 'tmux_ kill-server 2>/dev/null; rm -rf "$ws" "$TEST_HOME" "$modes".*' EXIT
+
+# The rc files of a real user: vi mode, a prompt that prints, history written as it goes, zsh's
+# completion system, fish universal variables.
+as_user "$USER_SHELL" "$TEST_HOME" bash -c '
+    cat >.bashrc <<"EOF"
+set -o vi
+HISTFILE=~/.bash_history
+shopt -s histappend
+PROMPT_COMMAND="history -a; printf \"\\033]0;%s\\007\" \"\$PWD\""
+PS1="\u@\h:\w\$ "
+EOF
+    cat >.zshrc <<"EOF"
+bindkey -v
+autoload -Uz compinit && compinit
+HISTFILE=~/.zsh_history
+SAVEHIST=1000
+setopt INC_APPEND_HISTORY
+precmd() { print -Pn "\e]0;%~\a" }
+EOF
+    mkdir -p .config/fish
+    cat >.config/fish/config.fish <<"EOF"
+fish_vi_key_bindings
+set -U caretz_test_universal 1
+set -U fish_greeting ""
+EOF'
+init_fish_home "$TEST_HOME"
+
+# The lines the pane showed after the one that ran COMMAND at the prompt, up to the next prompt.
+output_of() {
+    whole_screen | awk -v cmd="caretz> $1" '
+        $0 == cmd { grab = 1; out = ""; next }
+        grab && /^caretz>/ { grab = 0; last = out }
+        grab { out = out $0 "\n" }
+        END { printf "%s", grab ? out : last }'
+}
+# expect_output NAME COMMAND EXPECTED: COMMAND, typed at the prompt, printed exactly EXPECTED.
+expect_output() {
+    wait_for_prompt
+    local before
+    before=$(whole_screen | grep -cxF -- "caretz> $2")
+    type_line "$2"
+    wait_for_count "^caretz> $(printf '%s' "$2" | sed 's/[][\\.*^$]/\\&/g')\$" "$before" 10
+    wait_for_prompt
+    local got
+    got=$(output_of "$2")
+    if [[ $got == "$3" ]]; then pass "$1"; else fail "$1" "expected: $3" "got: $got"; fi
+}
+# Caretz in the pane with the user's shell, the terminal's modes saved around it.
+pane_caretz() {
+    rm -f "$modes".*
+    start_pane "$(user_command_line "$USER_SHELL" "$ws" "stty -g > $modes.before; $E2E_BIN; stty -g > $modes.after; echo CARETZ-EXITED; sleep 600")"
+    wait_for_screen "caretz>" 10
+}
+
+# 1. The window is resized while Caretz waits at its prompt.
+pane_caretz
+expect_output "!echo one shows one" '!echo one' 'one'
+tmux_ resize-window -t main -x 150 -y 45
+sleep 0.5
+expect_output "after a resize at the prompt, !echo two shows two" '!echo two' 'two'
+expect_output "... !echo three shows three" '!echo three' 'three'
+expect_output "... and the command sees the new size" '!stty size' '45 150'
+tmux_ resize-window -t main -x 100 -y 30
+sleep 0.5
+tmux_ resize-window -t main -x 120 -y 40
+sleep 0.5
+expect_output "after two resizes in a row the output is still the command's own" '!echo four' 'four'
+expect_output "... and so is the size" '!stty size' '40 120'
+check "no command was reported interrupted" not_contains "$(whole_screen)" "[exit 130]"
+
+# 2. Keys typed at once after Ctrl-C belong to the prompt, in order.
+for round in 1 2 3; do
+    wait_for_prompt
+    type_line '!sleep 30'
+    # Ctrl-C once sleep runs, as a person watching would (see terminal_test.sh).
+    for _ in $(seq 50); do
+        pgrep -u "$E2E_USER" -f '^sleep 30$' >/dev/null && break
+        sleep 0.1
+    done
+    sleep 0.3
+    tmux_ send-keys -t main C-c "!echo next-$round-'o'k" Enter
+    check "round $round: keys typed right after Ctrl-C reach the prompt" \
+        wait_for_screen $'\n'"next-$round-ok" 10
+done
+
+# 3. The shell's own bookkeeping (history, universal variables, completion dump) never shows.
+expect_output "the rc files' history, prompts and variables leave the output clean" \
+    '!echo clean-output' 'clean-output'
+screen=$(whole_screen)
+check "no error from the session shell's bookkeeping" not_contains_nocase "$screen" "error"
+check "... nor a read-only complaint" not_contains_nocase "$screen" "read-only"
+wait_for_prompt
+tmux_ send-keys -t main C-d
+check "Ctrl-D leaves Caretz" wait_for_screen "CARETZ-EXITED" 5
+check "... and the terminal's modes are as before" modes_restored
+
+# 4. Output into a pipe or a file arrives byte for byte.
+caretz_exec() { as_user "$USER_SHELL" "$ws" "$E2E_BIN" exec "$@" </dev/null; }
+for mode in session fresh; do
+    flag=()
+    [[ $mode == fresh ]] && flag=(--no-session)
+    caretz_exec "${flag[@]}" 'printf "a\nb\rc\r\n"' >"$ws/got"
+    printf 'a\nb\rc\r\n' >"$ws/want"
+    check "$mode: printf into a pipe is byte-exact" cmp -s "$ws/got" "$ws/want"
+    head -c 1000000 /dev/urandom >"$ws/random.bin"
+    chmod 0644 "$ws/random.bin"
+    caretz_exec "${flag[@]}" 'cat random.bin' >"$ws/copy.bin"
+    check "$mode: a 1 MB binary file copied through caretz exec is identical" \
+        cmp -s "$ws/random.bin" "$ws/copy.bin"
+    n=$(caretz_exec "${flag[@]}" 'ls | wc -l')
+    check "$mode: \$(caretz exec ...) has no carriage return" test "$n" == "$(ls "$ws" | wc -l)"
+done
+printf '!printf "x\\ny\\n"\n' | as_user "$USER_SHELL" "$ws" "$E2E_BIN" >"$ws/repl-out" 2>/dev/null
+printf 'x\ny\n' >"$ws/want"
+check "the REPL's output into a file is byte-exact" cmp -s "$ws/repl-out" "$ws/want"
+
+# 5. With no terminal behind Caretz, a program that reads the terminal gets the end of input.
+for mode in session fresh; do
+    flag=()
+    [[ $mode == fresh ]] && flag=(--no-session)
+    start=$SECONDS
+    out=$(as_user "$USER_SHELL" "$ws" timeout 20 "$E2E_BIN" exec "${flag[@]}" \
+        'python3 -c "import getpass; getpass.getpass()" 2>/dev/null; echo after-getpass' </dev/null)
+    check "$mode: getpass with no terminal ends, and the command goes on" contains "$out" "after-getpass"
+    check "... within seconds" test $((SECONDS - start)) -lt 10
+    start=$SECONDS
+    as_user "$USER_SHELL" "$ws" timeout 20 "$E2E_BIN" exec "${flag[@]}" \
+        'python3 -c "import getpass; getpass.getpass()"' </dev/null >/dev/null 2>&1
+    rc=$?
+    check "$mode: the exit status is the command's own (1), not a timeout" test "$rc" -eq 1
+    out=$(as_user "$USER_SHELL" "$ws" timeout 20 "$E2E_BIN" exec "${flag[@]}" \
+        'newgrp root </dev/null; echo after-newgrp' </dev/null 2>&1)
+    check "$mode: newgrp with no terminal ends" contains "$out" "after-newgrp"
+    check "... within seconds" test $((SECONDS - start)) -lt 20
+done
+out=$(printf '!python3 -c "import getpass; getpass.getpass()" 2>/dev/null; echo repl-after\n' |
+    as_user "$USER_SHELL" "$ws" timeout 20 "$E2E_BIN" 2>&1)
+check "the REPL without a terminal does not hang on a password prompt" contains "$out" "repl-after"
+
+# 6. A long `caretz exec` on a terminal follows the window's size.
+for mode in session fresh; do
+    flag=
+    [[ $mode == fresh ]] && flag=--no-session
+    start_pane "$(user_command_line "$USER_SHELL" "$ws" "$E2E_BIN exec $flag 'echo started; sleep 2; stty size'; echo EXEC-DONE; sleep 600")"
+    wait_for_screen "started" 10
+    tmux_ resize-window -t main -x 111 -y 33
+    check "$mode: caretz exec passes a resize on to the command" wait_for_screen "33 111" 10
+done
+
+finish

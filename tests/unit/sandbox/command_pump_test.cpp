@@ -1,0 +1,139 @@
+#include "sandbox/command_pump.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "pty/fd_io.h"
+#include "pty/terminal.h"
+
+namespace {
+
+using caretz::CommandIo;
+using caretz::CommandPump;
+using caretz::Terminal;
+using caretz::WindowSize;
+
+struct Pipe {
+    int read_end = -1, write_end = -1;
+    Pipe() { REQUIRE(::pipe2(&read_end, O_CLOEXEC) == 0); }
+    ~Pipe() {
+        ::close(read_end);
+        ::close(write_end);
+    }
+};
+
+// A command that records what the pump sends it; it runs until told otherwise. A byte on
+// `events` stands for its output.
+class FakeCommand : public caretz::PumpTarget {
+public:
+    std::vector<int> watched() const override { return {events.read_end}; }
+    bool on_ready(size_t) override {
+        char c;
+        return ::read(events.read_end, &c, 1) == 1;
+    }
+    bool command_running() const override { return running; }
+    void send_keys(std::string_view k) override { keys += k; }
+    void send_interrupt(char key) override { interrupts += key; }
+    void resize(WindowSize) override {}
+
+    Pipe events;
+    bool running = true;
+    std::string keys;
+    std::string interrupts;
+};
+
+}  // namespace
+
+TEST_CASE("CommandPump gives a typing command every key but holds what follows Ctrl-C",
+          "[command_pump]") {
+    Pipe keys;
+    Terminal terminal(keys.read_end, -1);
+    CommandIo io;
+    io.terminal = &terminal;
+    io.stdin_from_terminal = true;
+    FakeCommand command;
+    CommandPump pump(command, io, nullptr);
+
+    caretz::write_all(keys.write_end, "ab");
+    REQUIRE(pump.step());
+    CHECK(command.keys == "ab");
+
+    caretz::write_all(keys.write_end, "x\x03!echo next\r");
+    REQUIRE(pump.step());
+    CHECK(command.keys == "abx");
+    CHECK(command.interrupts == "\x03");
+    // The command ends within the hold: the keys are the prompt's, in order.
+    command.running = false;
+    CHECK(terminal.take_keys() == "!echo next\r");
+}
+
+TEST_CASE("CommandPump passes held keys on when the command reads on after Ctrl-C",
+          "[command_pump]") {
+    Pipe keys;
+    Terminal terminal(keys.read_end, -1);
+    CommandIo io;
+    io.terminal = &terminal;
+    io.stdin_from_terminal = true;
+    FakeCommand command;
+    CommandPump pump(command, io, nullptr);
+
+    caretz::write_all(keys.write_end, "\x03more");
+    REQUIRE(pump.step());
+    CHECK(command.interrupts == "\x03");
+    CHECK(command.keys.empty());
+    auto start = std::chrono::steady_clock::now();
+    while (command.keys.empty() &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(3))
+        REQUIRE(pump.step());
+    CHECK(command.keys == "more");
+    CHECK(std::chrono::steady_clock::now() - start >=
+          CommandPump::kKeysHeldAfterInterrupt - std::chrono::milliseconds(50));
+}
+
+TEST_CASE("CommandPump gives a model's command only the interrupt, repeated, and keeps the rest",
+          "[command_pump]") {
+    Pipe keys;
+    Terminal terminal(keys.read_end, -1);
+    CommandIo io;
+    io.terminal = &terminal;
+    io.stdin_from_terminal = false;
+    bool turn_stopped = false;
+    io.on_interrupt_key = [&] { turn_stopped = true; };
+    FakeCommand command;
+    CommandPump pump(command, io, nullptr);
+
+    caretz::write_all(keys.write_end, "typed\x03later");
+    REQUIRE(pump.step());
+    CHECK(command.keys.empty());
+    CHECK(command.interrupts == "\x03");
+    CHECK(turn_stopped);
+    // Pressed again a second later, while it has not ended.
+    auto start = std::chrono::steady_clock::now();
+    while (command.interrupts.size() < 2 &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(3))
+        REQUIRE(pump.step());
+    CHECK(command.interrupts == "\x03\x03");
+    CHECK(terminal.take_keys() == "later");
+}
+
+TEST_CASE("CommandPump reads no key before the command has started", "[command_pump]") {
+    Pipe keys;
+    Terminal terminal(keys.read_end, -1);
+    CommandIo io;
+    io.terminal = &terminal;
+    io.stdin_from_terminal = true;
+    FakeCommand command;
+    command.running = false;
+    CommandPump pump(command, io, nullptr);
+    caretz::write_all(keys.write_end, "\x03");
+    caretz::write_all(command.events.write_end, "o");
+    REQUIRE(pump.step());
+    CHECK(command.interrupts.empty());
+    // Still in the terminal, for whoever holds it next.
+    CHECK(terminal.take_keys() == "\x03");
+}
