@@ -18,7 +18,7 @@ CommandRunner::Slot& CommandRunner::open(bool plan_mode) {
     Slot& slot = plan_mode ? plan_ : normal_;
     if (!slot.sandbox) {
         slot.sandbox = open_sandbox(slot.spec, fresh_per_command_);
-        slot.pipeline = std::make_unique<CommandPipeline>(*slot.sandbox, slot.spec, options_,
+        slot.pipeline = std::make_unique<CommandPipeline>(*slot.sandbox, host_, slot.spec, options_,
                                                           allowances_, approver_);
     }
     return slot;

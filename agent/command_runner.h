@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "escalation/command_pipeline.h"
+#include "escalation/host_probe.h"
 #include "escalation/session_allowances.h"
 #include "sandbox/sandbox.h"
 
@@ -73,6 +74,8 @@ private:
     bool fresh_per_command_;
     CommandPipeline::Options options_;
     Approver* approver_;
+    // Its sandboxes are real, so detection asks the real host about them.
+    RealHostProbe host_;
     SessionAllowances allowances_;
     Slot normal_;
     Slot plan_;

@@ -8,6 +8,7 @@
 
 #include "app/sandbox_spec.h"
 #include "escalation/command_pipeline.h"
+#include "escalation/host_probe.h"
 #include "escalation/terminal_approver.h"
 #include "pty/fd_io.h"
 #include "sandbox/spawn.h"
@@ -60,7 +61,8 @@ int run_exec(const CommandLine& cl, const Settings& settings) {
         SessionAllowances allowances;
         std::optional<TerminalApprover> approver;
         if (terminal) approver.emplace(*terminal, settings.permission_timeout);
-        CommandPipeline pipeline(*sandbox, spec, pipeline_options(settings, user), allowances,
+        RealHostProbe host;
+        CommandPipeline pipeline(*sandbox, host, spec, pipeline_options(settings, user), allowances,
                                  approver ? &*approver : nullptr);
         outcome = pipeline.run(CommandRequest{cl.command, CommandSource::user, cl.plan}, io);
     } catch (const SandboxStartError& e) {

@@ -4,7 +4,6 @@
 
 #include <cstdio>
 
-#include "escalation/host_probe.h"
 #include "escalation/host_rerun.h"
 #include "escalation/offer.h"
 #include "escalation/output_lines.h"
@@ -39,9 +38,10 @@ std::string refusal_notice(const std::vector<Refusal>& refusals, const std::stri
     return text + "; nobody was asked (" + why + "), so the sandboxed result stands\n";
 }
 
-CommandPipeline::CommandPipeline(Sandbox& sandbox, const SandboxSpec& spec, Options options,
-                                 SessionAllowances& allowances, Approver* approver)
+CommandPipeline::CommandPipeline(Sandbox& sandbox, const HostProbe& host, const SandboxSpec& spec,
+                                 Options options, SessionAllowances& allowances, Approver* approver)
     : sandbox_(sandbox),
+      host_(host),
       spec_(spec),
       options_(std::move(options)),
       allowances_(allowances),
@@ -115,14 +115,13 @@ CommandOutcome CommandPipeline::run(const CommandRequest& request, const Command
     outcome.shell_exited = result.shell_exited;
     outcome.output = capture.text();
 
-    RealHostProbe host;
     auto docker_host = spec_.env.find("DOCKER_HOST");
-    DetectionContext ctx{request.command,
-                         result.exit_code,
-                         result.cwd,
-                         spec_.policy,
-                         host,
-                         docker_host == spec_.env.end() ? "" : docker_host->second};
+    DetectionContext ctx{.command = request.command,
+                         .exit_code = result.exit_code,
+                         .cwd = result.cwd,
+                         .policy = spec_.policy,
+                         .host = host_,
+                         .docker_host = docker_host == spec_.env.end() ? "" : docker_host->second};
     outcome.refusals = detector.finish(ctx);
     if (outcome.refusals.empty()) return outcome;
 

@@ -9,6 +9,7 @@
 #include "escalation/approver.h"
 #include "escalation/audit_log.h"
 #include "escalation/decision.h"
+#include "escalation/host_probe.h"
 #include "escalation/refusal.h"
 #include "escalation/session_allowances.h"
 #include "sandbox/network_proxy.h"
@@ -47,10 +48,13 @@ public:
         std::string audit_path;
     };
 
-    // `approver` is the user, or nullptr when nobody can be asked (no terminal, --print).
-    // The pipeline answers the sandbox's network proxy for as long as it exists.
-    CommandPipeline(Sandbox& sandbox, const SandboxSpec& spec, Options options,
-                    SessionAllowances& allowances, Approver* approver);
+    // `host` answers detection's questions about the machine outside the sandbox; `approver`
+    // is the user, or nullptr when nobody can be asked (no terminal, --print), and runs an
+    // approved command on the host the way its front end can. The sandbox, the host and the
+    // approver are all interfaces, so the whole journey can be driven by fakes without a
+    // process. The pipeline answers the sandbox's network proxy for as long as it exists.
+    CommandPipeline(Sandbox& sandbox, const HostProbe& host, const SandboxSpec& spec,
+                    Options options, SessionAllowances& allowances, Approver* approver);
     ~CommandPipeline();
     CommandPipeline(const CommandPipeline&) = delete;
     CommandPipeline& operator=(const CommandPipeline&) = delete;
@@ -79,6 +83,7 @@ private:
     CommandOutcome run_on_host(const CommandRequest& request, const AuditEntry& entry);
 
     Sandbox& sandbox_;
+    const HostProbe& host_;
     const SandboxSpec& spec_;
     Options options_;
     SessionAllowances& allowances_;
