@@ -57,10 +57,14 @@ CommandPipeline::~CommandPipeline() {
 NetworkDecision CommandPipeline::NetworkAnswers::ask(const std::string& host, uint16_t port) {
     if (!pipeline_.approver_) return NetworkDecision::nobody_to_ask;
     switch (pipeline_.approver_->ask_network({host, port})) {
-        case Decision::allow_once: return NetworkDecision::allow_once;
-        case Decision::allow_session: return NetworkDecision::allow_session;
-        case Decision::timeout: return NetworkDecision::timeout;
-        default: return NetworkDecision::deny;
+        case Decision::allow_once:
+            return NetworkDecision::allow_once;
+        case Decision::allow_session:
+            return NetworkDecision::allow_session;
+        case Decision::timeout:
+            return NetworkDecision::timeout;
+        default:
+            return NetworkDecision::deny;
     }
 }
 
