@@ -46,6 +46,15 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
                      "repositories; hooks of repositories deep inside them are not protected\n");
     spec.env = command_environment(user.env, spec.policy.env_overlay, api_key_variables(""));
     spec.shell = user.shell;
+    // fish writes its universal variables next to its config and fails into every command's
+    // output where it cannot; it gets a private copy of that folder instead.
+    if (std::filesystem::path(user.shell).filename() == "fish") {
+        auto xdg = user.env.find("XDG_CONFIG_HOME");
+        std::string config_home = xdg != user.env.end() && !xdg->second.empty()
+                                      ? xdg->second
+                                      : user.home + "/.config";
+        spec.policy.private_dirs.push_back(absolute_path(config_home + "/fish", user.cwd, user.home));
+    }
     spec.cwd = user.cwd;
     spec.size = output_size();
     spec.exact_output = !::isatty(STDOUT_FILENO);

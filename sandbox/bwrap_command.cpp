@@ -37,13 +37,16 @@ public:
         }
     }
 
-    std::vector<std::string> build(const std::string& cwd) {
+    std::vector<std::string> build(const std::string& cwd, std::vector<std::string>* copied) {
         add({"--die-with-parent", "--new-session", "--unshare-user", "--disable-userns",
              "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
              "--unshare-cgroup-try", "--cap-drop", "ALL"});
         rebuild("/");
         for (const auto& w : writable_)
             if (!rebuilt_.count(w) && !bound_.count(w)) add({"--bind", w, w});
+        if (copied) {
+            for (const auto& d : policy_.private_dirs) private_copy(d, *copied);
+        }
         for (const auto& p : policy_.protected_paths) {
             auto real = fs_.real_path(p);
             if (!real) continue;
@@ -115,6 +118,31 @@ private:
         if (!root) add({"--remount-ro", dir});
     }
 
+    // A writable tmpfs over `dir` with its files copied in and its folders bound back
+    // read-only. A folder that is hidden, inside a writable root or holds one is left alone.
+    void private_copy(const std::string& dir, std::vector<std::string>& copied) {
+        auto real = fs_.real_path(dir);
+        if (!real || fs_.type(*real) != HostFs::Type::directory || writable(*real) ||
+            policy_.is_hidden(*real) || rebuilt_.count(*real))
+            return;
+        for (const auto& w : writable_)
+            if (path_within(w, *real)) return;
+        add({"--tmpfs", *real});
+        for (const auto& entry : fs_.list(*real)) {
+            const std::string path = join_path(*real, entry.name);
+            if (hidden_.count(path)) continue;
+            if (entry.type == HostFs::Type::file) {
+                add({"--file", std::to_string(kFirstCopiedFileFd + static_cast<int>(copied.size())),
+                     path});
+                copied.push_back(path);
+            } else if (entry.type == HostFs::Type::symlink) {
+                add({"--symlink", fs_.read_link(path), path});
+            } else {
+                add({"--ro-bind-try", path, path});
+            }
+        }
+    }
+
     // The socket keeps its real host path; when its folder is hidden (`/run`), bwrap creates
     // that folder in the root tmpfs, so it then holds nothing but the socket.
     void bind_docker_socket() {
@@ -134,8 +162,9 @@ private:
 }  // namespace
 
 std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const HostFs& fs,
-                                         const std::string& cwd) {
-    return Builder(policy, fs).build(cwd);
+                                         const std::string& cwd,
+                                         std::vector<std::string>* copied_files) {
+    return Builder(policy, fs).build(cwd, copied_files);
 }
 
 }  // namespace caretz

@@ -13,13 +13,19 @@ namespace caretz {
 // sandbox's /tmp is the host's, and those files would land there, shared between users.
 constexpr const char* kRuntimeDir = "/.caretz";
 
+// Where bwrap reads the files it copies into the private folders (SandboxPolicy::private_dirs):
+// the i-th copied file from descriptor kFirstCopiedFileFd + i.
+constexpr int kFirstCopiedFileFd = 40;
+
 // The bubblewrap arguments (without the leading "bwrap" and without "--" and the command)
-// that give a process the view of the host `policy` describes, starting in `cwd`.
+// that give a process the view of the host `policy` describes, starting in `cwd`. The host
+// files whose contents bwrap copies in are appended to `copied_files`, in descriptor order.
 //
 // Hidden paths are never mounted: every directory above a hidden path is rebuilt from a
 // tmpfs with its other entries bound back in, then remounted read-only, so a hidden path
 // looks missing and writes beside it fail instead of vanishing into a tmpfs.
 std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const HostFs& fs,
-                                         const std::string& cwd);
+                                         const std::string& cwd,
+                                         std::vector<std::string>* copied_files = nullptr);
 
 }  // namespace caretz

@@ -110,16 +110,30 @@ private:
 
 }  // namespace
 
-std::vector<std::string> sandbox_argv(const SandboxPolicy& policy, const std::string& cwd,
-                                      const std::vector<std::string>& extra,
-                                      const std::vector<std::string>& command) {
-    std::vector<std::string> argv = {find_in_path("bwrap")};
+void SandboxCommand::add_copied_files(std::vector<std::pair<int, int>>& fds) const {
+    for (size_t i = 0; i < copied_files.size(); ++i)
+        fds.emplace_back(copied_files[i].get(), kFirstCopiedFileFd + static_cast<int>(i));
+}
+
+SandboxCommand sandbox_command(const SandboxPolicy& policy, const std::string& cwd,
+                               const std::vector<std::string>& extra,
+                               const std::vector<std::string>& command) {
+    SandboxCommand result;
+    std::vector<std::string>& argv = result.argv;
+    argv = {find_in_path("bwrap")};
     RealHostFs host;
-    for (auto& a : bwrap_arguments(policy, host, cwd)) argv.push_back(std::move(a));
+    std::vector<std::string> copied;
+    for (auto& a : bwrap_arguments(policy, host, cwd, &copied)) argv.push_back(std::move(a));
+    // A file that went away or cannot be read since is copied in empty.
+    for (const auto& path : copied) {
+        UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+        if (!fd.valid()) fd.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+        result.copied_files.push_back(std::move(fd));
+    }
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.insert(argv.end(), {"--seccomp", std::to_string(kSeccompFd), "--"});
     argv.insert(argv.end(), command.begin(), command.end());
-    return argv;
+    return result;
 }
 
 FreshSandbox::FreshSandbox(SandboxSpec spec)
@@ -137,7 +151,7 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
                                       "/proc/self/fd/" + std::to_string(kExecutableFd),
                                       kForwarderPath};
     for (auto& a : proxy_bind_arguments(proxy_->socket_path())) extra.push_back(std::move(a));
-    std::vector<std::string> argv = sandbox_argv(spec_.policy, spec_.cwd, extra, inside);
+    SandboxCommand bwrap = sandbox_command(spec_.policy, spec_.cwd, extra, inside);
 
     // The user's own commands run on a PTY of their own, so they see a terminal (echo, line
     // editing, window size) and Caretz stays the only reader of the real one; the model's get
@@ -159,8 +173,9 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
     options.fds = {{seccomp.get(), kSeccompFd},
                    {status_write.get(), kStatusFd},
                    {executable.get(), kExecutableFd}};
+    bwrap.add_copied_files(options.fds);
     options.env = env_;
-    pid_t pid = spawn_process(argv, options);
+    pid_t pid = spawn_process(bwrap.argv, options);
     if (pid < 0) throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));
     // Only the command may hold its ends now, so they report EOF (EIO on a PTY) when it ends.
     out_write.reset();

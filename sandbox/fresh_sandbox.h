@@ -4,16 +4,28 @@
 #include <string>
 #include <vector>
 
+#include "pty/unique_fd.h"
 #include "sandbox/sandbox.h"
 
 namespace caretz {
 
-// The full bwrap argv (starting with the bwrap path) that runs `command` under `policy`, with
-// `extra` bwrap options of the caller's after the policy's. bwrap reads
+// What starts bwrap for one sandbox: its argv and the descriptors it reads.
+struct SandboxCommand {
+    std::vector<std::string> argv;
+    // The files bwrap copies into the policy's private folders, for descriptors
+    // kFirstCopiedFileFd and up (see bwrap_arguments).
+    std::vector<UniqueFd> copied_files;
+
+    // Adds the (from, to) pairs that hand bwrap the copied files.
+    void add_copied_files(std::vector<std::pair<int, int>>& fds) const;
+};
+
+// The bwrap command (argv starting with the bwrap path) that runs `command` under `policy`,
+// with `extra` bwrap options of the caller's after the policy's. bwrap reads
 // terminal_injection_filter() from descriptor kSeccompFd, which the caller passes.
-std::vector<std::string> sandbox_argv(const SandboxPolicy& policy, const std::string& cwd,
-                                      const std::vector<std::string>& extra,
-                                      const std::vector<std::string>& command);
+SandboxCommand sandbox_command(const SandboxPolicy& policy, const std::string& cwd,
+                               const std::vector<std::string>& extra,
+                               const std::vector<std::string>& command);
 
 // Per-command mode (`--no-session`): every command gets a sandbox of its own, started with
 // `$SHELL -c COMMAND` in the workspace. The user's own commands run on a PTY of their own

@@ -19,6 +19,10 @@ struct SandboxPolicy {
     bool allow_docker = false;
     std::string docker_socket;             // host path of the Docker socket
     bool read_only = false;                // plan mode: nothing is writable but /tmp
+    // Folders where the shell keeps its own bookkeeping (fish's universal variables): each is
+    // a private, writable copy for the sandbox's life, so the shell's writes neither fail into
+    // a command's output nor reach the host.
+    std::vector<std::string> private_dirs;
 
     // True when the sandbox may write path P (absolute, normalised) under this policy.
     bool can_write(const std::string& path) const;

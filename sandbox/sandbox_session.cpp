@@ -123,8 +123,8 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
     for (auto& a : proxy_bind_arguments(proxy_->socket_path())) extra.push_back(std::move(a));
     HookFiles hook_files = session_hook_files(spec.shell, policy.home);
     extra.insert(extra.end(), hook_files.args.begin(), hook_files.args.end());
-    std::vector<std::string> argv =
-        sandbox_argv(policy, spec.cwd, extra, {kSupervisorPath, "__supervise"});
+    SandboxCommand bwrap =
+        sandbox_command(policy, spec.cwd, extra, {kSupervisorPath, "__supervise"});
 
     int sockets[2], status[2], errors[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0 ||
@@ -149,9 +149,10 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
                    {seccomp.get(), kSeccompFd}};
     for (size_t i = 0; i < hook_files.fds.size(); ++i)
         options.fds.emplace_back(hook_files.fds[i].get(), kFirstHookFileFd + static_cast<int>(i));
+    bwrap.add_copied_files(options.fds);
     options.env = with_proxy_environment(spec.env);
     options.own_process_group = true;
-    bwrap_pid_ = spawn_process(argv, options);
+    bwrap_pid_ = spawn_process(bwrap.argv, options);
     if (bwrap_pid_ < 0)
         throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));
     child_end.reset();

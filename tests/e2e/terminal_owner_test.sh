@@ -35,10 +35,11 @@ EOF
     mkdir -p .config/fish
     cat >.config/fish/config.fish <<"EOF"
 fish_vi_key_bindings
-set -U caretz_test_universal 1
 set -U fish_greeting ""
+set -U caretz_started (date +%s%N)
 EOF'
 init_fish_home "$TEST_HOME"
+fish_variables_before=$(cat "$TEST_HOME/.config/fish/fish_variables" 2>/dev/null)
 
 # The lines the pane showed after the one that ran COMMAND at the prompt, up to the next prompt.
 output_of() {
@@ -104,6 +105,12 @@ expect_output "the rc files' history, prompts and variables leave the output cle
 screen=$(whole_screen)
 check "no error from the session shell's bookkeeping" not_contains_nocase "$screen" "error"
 check "... nor a read-only complaint" not_contains_nocase "$screen" "read-only"
+if [[ $SHELL_NAME == fish ]]; then
+    expect_output "fish's universal variables of the host are there" \
+        '!set -q caretz_started; and echo universal-seen' 'universal-seen'
+    check "... and what the session wrote to them stayed in the sandbox" \
+        test "$(cat "$TEST_HOME/.config/fish/fish_variables")" == "$fish_variables_before"
+fi
 wait_for_prompt
 tmux_ send-keys -t main C-d
 check "Ctrl-D leaves Caretz" wait_for_screen "CARETZ-EXITED" 5

@@ -168,3 +168,58 @@ TEST_CASE("--allow-docker binds the host's Docker socket in") {
     Args args = bwrap_arguments(policy, host, "/home/u/proj");
     CHECK(find_seq(args, {"--bind", "/run/docker.sock", "/run/docker.sock"}) >= 0);
 }
+
+TEST_CASE("a private folder is a writable tmpfs with its files copied in, its folders read-only") {
+    FakeHostFs host({{"/home", "d"},
+                     {"/home/u", "d"},
+                     {"/home/u/.config", "d"},
+                     {"/home/u/.config/fish", "d"},
+                     {"/home/u/.config/fish/config.fish", "f"},
+                     {"/home/u/.config/fish/fish_variables", "f"},
+                     {"/home/u/.config/fish/functions", "d"},
+                     {"/home/u/proj", "d"},
+                     {"/tmp", "d"}});
+    SandboxPolicy policy = policy_for("/home/u/proj");
+    policy.private_dirs = {"/home/u/.config/fish"};
+    std::vector<std::string> copied;
+    Args args = bwrap_arguments(policy, host, "/home/u/proj", &copied);
+    CHECK(copied == std::vector<std::string>{"/home/u/.config/fish/config.fish",
+                                             "/home/u/.config/fish/fish_variables"});
+    long tmpfs = find_seq(args, {"--tmpfs", "/home/u/.config/fish"});
+    REQUIRE(tmpfs >= 0);
+    CHECK(find_seq(args, {"--file", std::to_string(kFirstCopiedFileFd),
+                          "/home/u/.config/fish/config.fish"}) > tmpfs);
+    CHECK(find_seq(args, {"--file", std::to_string(kFirstCopiedFileFd + 1),
+                          "/home/u/.config/fish/fish_variables"}) > tmpfs);
+    CHECK(find_seq(args, {"--ro-bind-try", "/home/u/.config/fish/functions",
+                          "/home/u/.config/fish/functions"}) > tmpfs);
+    // Nothing remounts it read-only: the shell may write there, and only there.
+    CHECK(find_seq(args, {"--remount-ro", "/home/u/.config/fish"}) < 0);
+    // It comes after the home is bound read-only, so it lies on top.
+    CHECK(find_seq(args, {"--ro-bind-try", "/home/u", "/home/u"}) < tmpfs);
+}
+
+TEST_CASE("a private folder that is writable already, hidden or missing is left alone") {
+    FakeHostFs host({{"/home", "d"},
+                     {"/home/u", "d"},
+                     {"/home/u/.config", "d"},
+                     {"/home/u/.config/fish", "d"},
+                     {"/home/u/.config/fish/config.fish", "f"},
+                     {"/tmp", "d"}});
+    for (const std::string& dir : {std::string("/home/u/.config/fish"), std::string("/home/u/none")}) {
+        SandboxPolicy policy = policy_for("/home/u");  // the whole home is writable
+        policy.private_dirs = {dir};
+        std::vector<std::string> copied;
+        Args args = bwrap_arguments(policy, host, "/home/u", &copied);
+        CHECK(copied.empty());
+        CHECK(find_seq(args, {"--tmpfs", dir}) < 0);
+    }
+    PolicySettings hidden;
+    hidden.hidden = {"/home/u/.config/fish"};
+    SandboxPolicy policy = make_policy(hidden, "/home/u", "/tmp", "/home/u/.config/caretz", "");
+    policy.private_dirs = {"/home/u/.config/fish"};
+    std::vector<std::string> copied;
+    Args args = bwrap_arguments(policy, host, "/tmp", &copied);
+    CHECK(copied.empty());
+    CHECK(find_seq(args, {"--tmpfs", "/home/u/.config/fish"}) < 0);
+}
