@@ -159,7 +159,49 @@ out=$(printf '!python3 -c "import getpass; getpass.getpass()" 2>/dev/null; echo 
     as_user "$USER_SHELL" "$ws" timeout 20 "$E2E_BIN" 2>&1)
 check "the REPL without a terminal does not hang on a password prompt" contains "$out" "repl-after"
 
-# 6. A long `caretz exec` on a terminal follows the window's size.
+# 6. The model's commands: a resize at the prompt reaches them, and nobody types into them,
+#    so a password prompt gets the end of input, on a terminal and with --print alike.
+if [[ $SHELL_NAME == bash ]]; then
+    tmux_ kill-server 2>/dev/null
+    source "$(dirname "$0")/agent_lib.sh"
+    trap 'agent_cleanup; rm -rf "$ws" "$TEST_HOME" "$modes".*' EXIT
+    getpass='python3 -c \"import getpass; getpass.getpass()\" 2>/dev/null; echo after-getpass'
+    start_model "[
+      {\"tool_calls\": [{\"name\": \"shell\", \"arguments\": {\"command\": \"echo model-one\"}}]},
+      {\"text\": \"ANSWER-ONE\"},
+      {\"tool_calls\": [{\"name\": \"shell\", \"arguments\": {\"command\": \"stty size </dev/tty\"}}]},
+      {\"text\": \"ANSWER-TWO\"},
+      {\"tool_calls\": [{\"name\": \"shell\", \"arguments\": {\"command\": \"$getpass\"}}]},
+      {\"text\": \"ANSWER-THREE\"},
+      {\"tool_calls\": [{\"name\": \"shell\", \"arguments\": {\"command\": \"$getpass\"}}]},
+      {\"text\": \"ANSWER-FOUR\"}
+    ]"
+    model_env openai
+    pane_caretz
+    type_line "first"
+    wait_for_screen "ANSWER-ONE" 15
+    check "the model's first command gets its own output" test "$(tool_result 2)" == "exit status: 0
+model-one"
+    wait_for_prompt
+    tmux_ resize-window -t main -x 150 -y 45
+    sleep 0.5
+    type_line "second"
+    wait_for_screen "ANSWER-TWO" 15
+    check "after a resize at the prompt, the model's command sees the new size" \
+        test "$(tool_result 4)" == "exit status: 0
+45 150"
+    wait_for_prompt
+    type_line "third"
+    check "a model's password prompt on a terminal gets the end of input" \
+        wait_for_screen "ANSWER-THREE" 15
+    check "... and the command went on" contains "$(tool_result 6)" "after-getpass"
+    start=$SECONDS
+    out=$(as_user "$USER_SHELL" "$ws" timeout 30 "$E2E_BIN" --print -p "fourth" </dev/null 2>/dev/null)
+    check "--print with a model's password prompt ends" test "$out" == "ANSWER-FOUR"
+    check "... within seconds" test $((SECONDS - start)) -lt 15
+fi
+
+# 7. A long `caretz exec` on a terminal follows the window's size.
 for mode in session fresh; do
     flag=
     [[ $mode == fresh ]] && flag=--no-session
