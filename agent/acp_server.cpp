@@ -13,6 +13,7 @@
 #include "agent/acp_connection.h"
 #include "agent/acp_jsonrpc.h"
 #include "agent/acp_session.h"
+#include "pty/fd_io.h"
 
 namespace caretz {
 
@@ -211,16 +212,11 @@ int run_acp_server(const AcpConfig& config, int in_fd, int out_fd) {
 }
 
 int serve_acp_on_stdio(const AcpConfig& config) {
-    int in = ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
-    int out = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-    int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (in < 0 || out < 0 || devnull < 0) {
+    auto [in, out] = take_standard_streams();
+    if (in < 0) {
         std::perror("caretz acp: cannot set up stdin and stdout");
         return 1;
     }
-    ::dup2(devnull, STDIN_FILENO);
-    ::dup2(STDERR_FILENO, STDOUT_FILENO);
-    ::close(devnull);
     // A client that went away must not kill Caretz mid-write; the write fails instead.
     ::signal(SIGPIPE, SIG_IGN);
     return run_acp_server(config, in, out);

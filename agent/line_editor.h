@@ -123,7 +123,7 @@ class LineEditor {
 
     // Shows `prompt` and edits a line until Enter (line), ^C (interrupted, after echoing ^C)
     // or ^D on an empty line or closed input (eof). Keys typed ahead of the next prompt are
-    // kept for the next call. A signal that interrupts the wait (such as SIGWINCH) redraws.
+    // kept for the next call. A change of the window size redraws the line.
     LineResult read_line(std::string_view prompt);
 
     void add_history(std::string line) { history_.add(std::move(line)); }

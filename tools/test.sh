@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds with warnings as errors, and runs the whole test suite (build/).
+# Installs what is missing, checks that the C and C++ sources match .clang-format, builds with
+# warnings as errors, and runs the whole test suite (build/).
 # Then builds once more with AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/) and
 # runs the unit and end-to-end tests under it, and builds the libFuzzer targets with clang
 # (build-fuzz/) and runs each for a short while. Every step runs even when an earlier one fails;
@@ -15,6 +16,10 @@ top="$(cd "$(dirname "$0")/.." && pwd)"
 status=0
 step() { printf '\n== %s\n' "$*" >&2; }
 elapsed() { printf '== %s took %ds\n' "$1" $((SECONDS - $2)) >&2; }
+
+step "formatting (.clang-format)"
+(cd "$top" && git ls-files -z '*.cpp' '*.h' '*.c' | xargs -0 clang-format --dry-run -Werror) ||
+    status=1
 
 start=$SECONDS
 step "tests (build/)"
