@@ -9,28 +9,11 @@
 #include <cerrno>
 
 #include "pty/fd_io.h"
+#include "pty/signal_pipe.h"
 
 namespace caretz {
 
 namespace {
-
-// SIGWINCH is turned into a byte on this pipe, so a resize wakes any poll() that watches
-// resize_fd(), with no window between checking a flag and starting to wait.
-int g_resize_pipe[2] = {-1, -1};
-
-void on_window_change(int) {
-    int saved = errno;
-    char c = 0;
-    [[maybe_unused]] ssize_t n = ::write(g_resize_pipe[1], &c, 1);
-    errno = saved;
-}
-
-bool drain_resize_pipe() {
-    bool changed = false;
-    char buf[64];
-    while (g_resize_pipe[0] >= 0 && ::read(g_resize_pipe[0], buf, sizeof buf) > 0) changed = true;
-    return changed;
-}
 
 // Hands the terminal's foreground to `pgrp`. SIGTTOU is held off: a process that is not in
 // the foreground group would otherwise be stopped by changing it.
@@ -49,16 +32,8 @@ std::unique_ptr<Terminal> Terminal::open_standard() {
     if (!::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO)) return nullptr;
     auto terminal = std::make_unique<Terminal>(STDIN_FILENO, STDOUT_FILENO);
     terminal->modes_->install_exit_handlers();
-    if (g_resize_pipe[0] < 0 && ::pipe2(g_resize_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
-        g_resize_pipe[0] = g_resize_pipe[1] = -1;
-    if (g_resize_pipe[0] >= 0) {
-        struct sigaction sa {};
-        sa.sa_handler = on_window_change;
-        sa.sa_flags = SA_RESTART;
-        sigemptyset(&sa.sa_mask);
-        ::sigaction(SIGWINCH, &sa, nullptr);
-        terminal->owns_resize_signal_ = true;
-    }
+    // A resize wakes whatever waits (see resize_fd), with no window between a check and a wait.
+    terminal->resize_fd_ = signal_pipe(SIGWINCH, SA_RESTART);
     terminal->enter_raw();
     return terminal;
 }
@@ -68,7 +43,7 @@ Terminal::Terminal(int in_fd, int out_fd) : in_fd_(in_fd), out_fd_(out_fd) {
 }
 
 Terminal::~Terminal() {
-    if (owns_resize_signal_) ::signal(SIGWINCH, SIG_DFL);
+    if (resize_fd_ >= 0) ::signal(SIGWINCH, SIG_DFL);
 }
 
 void Terminal::enter_raw() {
@@ -103,7 +78,7 @@ bool Terminal::wait_for_keys(int timeout_ms) {
     int ready = ::poll(fds, 2, timeout_ms);
     if (ready <= 0) return false;
     if (fds[1].revents & POLLIN) {
-        resized_ = drain_resize_pipe() || resized_;
+        resized_ = drain_signal_pipe(resize_fd_) || resized_;
         return false;
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
@@ -135,12 +110,8 @@ void Terminal::reset_for_question() const {
           "\x1b[H\x1b[2J");
 }
 
-int Terminal::resize_fd() const {
-    return owns_resize_signal_ ? g_resize_pipe[0] : -1;
-}
-
 std::optional<WindowSize> Terminal::take_resize() {
-    const bool changed = owns_resize_signal_ && (drain_resize_pipe() || resized_);
+    const bool changed = resize_fd_ >= 0 && (drain_signal_pipe(resize_fd_) || resized_);
     resized_ = false;
     if (!changed) return std::nullopt;
     return terminal_size(out_fd_);

@@ -68,7 +68,7 @@ public:
 
     // Window size. resize_fd() turns readable when the window changed; take_resize() then
     // returns the new size once (and nullopt when nothing changed since the last call).
-    int resize_fd() const;
+    int resize_fd() const { return resize_fd_; }
     std::optional<WindowSize> take_resize();
     // nullopt when the output is no terminal.
     std::optional<WindowSize> size() const;
@@ -88,7 +88,7 @@ private:
     std::optional<TerminalModes> modes_;
     std::string pending_;
     bool input_closed_ = false;
-    bool owns_resize_signal_ = false;
+    int resize_fd_ = -1;  // -1 unless this terminal follows SIGWINCH
     bool resized_ = false;  // a change seen while waiting for keys, not yet taken
 };
 

@@ -21,6 +21,7 @@
 #include "hooks/shell_launch.h"
 #include "pty/mark_parser.h"
 #include "pty/pty.h"
+#include "pty/signal_pipe.h"
 #include "pty/utmp_record.h"
 #include "pty/unique_fd.h"
 #include "sandbox/bwrap_command.h"
@@ -33,15 +34,6 @@ namespace caretz {
 
 namespace {
 
-
-int sigchld_pipe[2] = {-1, -1};
-
-void on_sigchld(int) {
-    int saved = errno;
-    char c = 0;
-    [[maybe_unused]] ssize_t n = ::write(sigchld_pipe[1], &c, 1);
-    errno = saved;
-}
 
 bool write_file(const std::string& path, const std::string& content) {
     std::ofstream out(path, std::ios::trunc);
@@ -214,13 +206,13 @@ public:
 
 class Supervisor {
 public:
-    explicit Supervisor(int control) : control_(control) {}
+    Supervisor(int control, int sigchld_fd) : control_(control), sigchld_fd_(sigchld_fd) {}
 
     int loop() {
         while (true) {
             pollfd fds[3] = {{control_, POLLIN, 0},
                              {pty_ && !master_closed_ ? pty_->master() : -1, POLLIN, 0},
-                             {sigchld_pipe[0], POLLIN, 0}};
+                             {sigchld_fd_, POLLIN, 0}};
             int timeout = jobs_.next_deadline_ms();
             if (ending_input_ && (timeout < 0 || timeout > kEndOfInputTickMs))
                 timeout = kEndOfInputTickMs;
@@ -363,9 +355,7 @@ private:
     }
 
     void reap() {
-        char drain[64];
-        while (::read(sigchld_pipe[0], drain, sizeof drain) > 0) {
-        }
+        drain_signal_pipe(sigchld_fd_);
         int status;
         pid_t pid;
         while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
@@ -394,6 +384,7 @@ private:
     }
 
     int control_;
+    int sigchld_fd_;
     FrameReader reader_;
     SessionSetup setup_;
     JobRunner jobs_;
@@ -424,17 +415,14 @@ int run_session_supervisor() {
     // Listening before the first shell starts, so its first command finds the proxy. Its end
     // is reaped like any unknown child.
     start_network_forwarder();
-    if (::pipe2(sigchld_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return 1;
-    struct sigaction sa {};
-    sa.sa_handler = on_sigchld;
-    sa.sa_flags = SA_NOCLDSTOP | SA_RESTART;
-    ::sigaction(SIGCHLD, &sa, nullptr);
+    int sigchld_fd = signal_pipe(SIGCHLD, SA_NOCLDSTOP | SA_RESTART);
+    if (sigchld_fd < 0) return 1;
     ::signal(SIGPIPE, SIG_IGN);
     ::mkdir(kRuntimeDir, 0700);
     // The control socket must not leak into the shell: a command could forge frames.
     ::fcntl(kSupervisorControlFd, F_SETFD, FD_CLOEXEC);
 
-    Supervisor supervisor(kSupervisorControlFd);
+    Supervisor supervisor(kSupervisorControlFd, sigchld_fd);
     return supervisor.loop();
 }
 

@@ -47,93 +47,84 @@ public:
     std::string interrupts;
 };
 
+// A pump for `command` with keys typed on a pipe; `typing`: the command reads the terminal.
+struct PumpOnKeys {
+    explicit PumpOnKeys(bool typing) {
+        io.terminal = &terminal;
+        io.stdin_from_terminal = typing;
+    }
+    void type(std::string_view keys_typed) { caretz::write_all(keys.write_end, keys_typed); }
+
+    Pipe keys;
+    Terminal terminal{keys.read_end, -1};
+    CommandIo io;
+    FakeCommand command;
+    CommandPump pump{command, io, nullptr};
+};
+
 }  // namespace
 
 TEST_CASE("CommandPump gives a typing command every key but holds what follows Ctrl-C",
           "[command_pump]") {
-    Pipe keys;
-    Terminal terminal(keys.read_end, -1);
-    CommandIo io;
-    io.terminal = &terminal;
-    io.stdin_from_terminal = true;
-    FakeCommand command;
-    CommandPump pump(command, io, nullptr);
+    PumpOnKeys t(true);
 
-    caretz::write_all(keys.write_end, "ab");
-    REQUIRE(pump.step());
-    CHECK(command.keys == "ab");
+    t.type("ab");
+    REQUIRE(t.pump.step());
+    CHECK(t.command.keys == "ab");
 
-    caretz::write_all(keys.write_end, "x\x03!echo next\r");
-    REQUIRE(pump.step());
-    CHECK(command.keys == "abx");
-    CHECK(command.interrupts == "\x03");
+    t.type("x\x03!echo next\r");
+    REQUIRE(t.pump.step());
+    CHECK(t.command.keys == "abx");
+    CHECK(t.command.interrupts == "\x03");
     // The command ends within the hold: the keys are the prompt's, in order.
-    command.running = false;
-    CHECK(terminal.take_keys() == "!echo next\r");
+    t.command.running = false;
+    CHECK(t.terminal.take_keys() == "!echo next\r");
 }
 
 TEST_CASE("CommandPump passes held keys on when the command reads on after Ctrl-C",
           "[command_pump]") {
-    Pipe keys;
-    Terminal terminal(keys.read_end, -1);
-    CommandIo io;
-    io.terminal = &terminal;
-    io.stdin_from_terminal = true;
-    FakeCommand command;
-    CommandPump pump(command, io, nullptr);
+    PumpOnKeys t(true);
 
-    caretz::write_all(keys.write_end, "\x03more");
-    REQUIRE(pump.step());
-    CHECK(command.interrupts == "\x03");
-    CHECK(command.keys.empty());
+    t.type("\x03more");
+    REQUIRE(t.pump.step());
+    CHECK(t.command.interrupts == "\x03");
+    CHECK(t.command.keys.empty());
     auto start = std::chrono::steady_clock::now();
-    while (command.keys.empty() &&
+    while (t.command.keys.empty() &&
            std::chrono::steady_clock::now() - start < std::chrono::seconds(3))
-        REQUIRE(pump.step());
-    CHECK(command.keys == "more");
+        REQUIRE(t.pump.step());
+    CHECK(t.command.keys == "more");
     CHECK(std::chrono::steady_clock::now() - start >=
           CommandPump::kKeysHeldAfterInterrupt - std::chrono::milliseconds(50));
 }
 
 TEST_CASE("CommandPump gives a model's command only the interrupt, repeated, and keeps the rest",
           "[command_pump]") {
-    Pipe keys;
-    Terminal terminal(keys.read_end, -1);
-    CommandIo io;
-    io.terminal = &terminal;
-    io.stdin_from_terminal = false;
+    PumpOnKeys t(false);
     bool turn_stopped = false;
-    io.on_interrupt_key = [&] { turn_stopped = true; };
-    FakeCommand command;
-    CommandPump pump(command, io, nullptr);
+    t.io.on_interrupt_key = [&] { turn_stopped = true; };
 
-    caretz::write_all(keys.write_end, "typed\x03later");
-    REQUIRE(pump.step());
-    CHECK(command.keys.empty());
-    CHECK(command.interrupts == "\x03");
+    t.type("typed\x03later");
+    REQUIRE(t.pump.step());
+    CHECK(t.command.keys.empty());
+    CHECK(t.command.interrupts == "\x03");
     CHECK(turn_stopped);
     // Pressed again a second later, while it has not ended.
     auto start = std::chrono::steady_clock::now();
-    while (command.interrupts.size() < 2 &&
+    while (t.command.interrupts.size() < 2 &&
            std::chrono::steady_clock::now() - start < std::chrono::seconds(3))
-        REQUIRE(pump.step());
-    CHECK(command.interrupts == "\x03\x03");
-    CHECK(terminal.take_keys() == "later");
+        REQUIRE(t.pump.step());
+    CHECK(t.command.interrupts == "\x03\x03");
+    CHECK(t.terminal.take_keys() == "later");
 }
 
 TEST_CASE("CommandPump reads no key before the command has started", "[command_pump]") {
-    Pipe keys;
-    Terminal terminal(keys.read_end, -1);
-    CommandIo io;
-    io.terminal = &terminal;
-    io.stdin_from_terminal = true;
-    FakeCommand command;
-    command.running = false;
-    CommandPump pump(command, io, nullptr);
-    caretz::write_all(keys.write_end, "\x03");
-    caretz::write_all(command.events.write_end, "o");
-    REQUIRE(pump.step());
-    CHECK(command.interrupts.empty());
+    PumpOnKeys t(true);
+    t.command.running = false;
+    t.type("\x03");
+    caretz::write_all(t.command.events.write_end, "o");
+    REQUIRE(t.pump.step());
+    CHECK(t.command.interrupts.empty());
     // Still in the terminal, for whoever holds it next.
-    CHECK(terminal.take_keys() == "\x03");
+    CHECK(t.terminal.take_keys() == "\x03");
 }
