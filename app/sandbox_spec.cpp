@@ -18,15 +18,13 @@ WindowSize output_size() {
     return terminal_size(STDOUT_FILENO).value_or(WindowSize{40, 160});
 }
 
-// The audit log and the session transcripts record every offer and its answer. A command must
-// not read them back from inside the sandbox (after a Deny, nothing may tell the model that an
-// offer existed), so their folder is hidden; it must exist for the sandbox to hide it.
-std::string hidden_state_dir(const std::string& home) {
+// The audit log and the session transcripts record every offer and its answer. Their folder is
+// hidden by default (sandbox/hidden_defaults.cpp), and it must exist for the sandbox to hide it.
+void create_state_dir(const std::string& home) {
     std::string state_dir = std::filesystem::path(AuditLog::default_path(home)).parent_path();
     std::error_code ignored;
     std::filesystem::create_directories(state_dir, ignored);
     std::filesystem::permissions(state_dir, std::filesystem::perms::owner_all, ignored);
-    return state_dir;
 }
 
 }  // namespace
@@ -35,11 +33,9 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
                              const UserContext& user) {
     PolicySettings policy_settings = settings.sandbox;
     policy_settings.read_only = cl.plan;
-    policy_settings.hidden.push_back(hidden_state_dir(user.home));
-    auto docker_host = user.env.find("DOCKER_HOST");
+    create_state_dir(user.home);
     SandboxSpec spec;
-    spec.policy = make_policy(policy_settings, user.home, user.cwd, config_dir(user.home),
-                              docker_host == user.env.end() ? "" : docker_host->second);
+    spec.policy = make_policy(policy_settings, user.home, user.cwd, user.env);
     if (!protect_nested_repositories(spec.policy, RealHostFs()))
         std::fprintf(stderr,
                      "caretz: the writable folders are too large to search through for git "

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "sandbox/hidden_defaults.h"
+
 namespace caretz {
 
 namespace fs = std::filesystem;
@@ -59,8 +61,7 @@ std::string docker_socket_path(const std::string& docker_host) {
 }  // namespace
 
 SandboxPolicy make_policy(const PolicySettings& settings, const std::string& home,
-                          const std::string& workspace, const std::string& config_dir,
-                          const std::string& docker_host) {
+                          const std::string& workspace, const Environment& env) {
     SandboxPolicy policy;
     policy.home = home;
     policy.workspace = absolute_path(workspace, "/", home);
@@ -69,15 +70,21 @@ SandboxPolicy make_policy(const PolicySettings& settings, const std::string& hom
     policy.allowed_domains = settings.allowed_domains;
     policy.denied_domains = settings.denied_domains;
     policy.allow_docker = settings.allow_docker;
-    policy.docker_socket = docker_socket_path(docker_host);
+    auto docker_host = env.find("DOCKER_HOST");
+    policy.docker_socket = docker_socket_path(docker_host == env.end() ? "" : docker_host->second);
 
     add_unique(policy.writable, policy.workspace);
     for (const auto& w : settings.writable)
         add_unique(policy.writable, absolute_path(w, policy.workspace, home));
 
-    for (const char* h : {"/run", "~/.ssh", "~/.gnupg", "~/.aws"})
-        add_unique(policy.hidden, absolute_path(h, "/", home));
-    add_unique(policy.hidden, absolute_path(config_dir, "/", home));
+    std::vector<std::string> visible;
+    for (const auto& v : settings.visible)
+        visible.push_back(absolute_path(v, policy.workspace, home));
+    for (const auto& h : default_hidden_paths(home, policy.workspace, env)) {
+        const bool given_back =
+            h.showable && std::find(visible.begin(), visible.end(), h.path) != visible.end();
+        if (!given_back) add_unique(policy.hidden, h.path);
+    }
     for (const auto& h : settings.hidden)
         add_unique(policy.hidden, absolute_path(h, policy.workspace, home));
 

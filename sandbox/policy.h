@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/environment.h"
+
 namespace caretz {
 
 // What the sandbox may see and touch. Paths are absolute and normalised.
@@ -34,6 +36,8 @@ struct SandboxPolicy {
 struct PolicySettings {
     std::vector<std::string> writable;
     std::vector<std::string> hidden;
+    // Paths hidden by default that the user gives back (only ever from the user's own config).
+    std::vector<std::string> visible;
     std::map<std::string, std::string> env;
     std::vector<std::string> allowed_domains;
     std::vector<std::string> denied_domains;
@@ -41,11 +45,12 @@ struct PolicySettings {
     bool read_only = false;
 };
 
-// Builds the policy for a workspace: the default hidden and protected paths plus the settings.
-// `docker_host` is $DOCKER_HOST (may be empty); `config_dir` is Caretz's config folder.
+// Builds the policy for a workspace: the default hidden paths (sandbox/hidden_defaults.h) but
+// the visible ones, the protected paths, plus the settings. `env` is the user's environment:
+// it moves some default hidden paths ($XDG_CONFIG_HOME, $KUBECONFIG, ...) and names the Docker
+// socket ($DOCKER_HOST).
 SandboxPolicy make_policy(const PolicySettings& settings, const std::string& home,
-                          const std::string& workspace, const std::string& config_dir,
-                          const std::string& docker_host);
+                          const std::string& workspace, const Environment& env);
 
 // Lexically normalised absolute path: `~` and `~/x` expand to home, relative paths join base.
 std::string absolute_path(const std::string& path, const std::string& base,

@@ -41,8 +41,9 @@ inline SandboxPolicy test_policy(const std::vector<std::string>& extra_writable 
                                  const std::string& docker_host = "") {
     PolicySettings settings;
     settings.writable = extra_writable;
-    return make_policy(settings, "/home/cztest", "/home/cztest/work", "/home/cztest/.config/caretz",
-                       docker_host);
+    Environment env;
+    if (!docker_host.empty()) env["DOCKER_HOST"] = docker_host;
+    return make_policy(settings, "/home/cztest", "/home/cztest/work", env);
 }
 
 }  // namespace caretz::testing

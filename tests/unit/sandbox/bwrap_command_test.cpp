@@ -46,7 +46,7 @@ FakeHostFs typical_host() {
 }
 
 SandboxPolicy policy_for(const std::string& workspace, PolicySettings settings = {}) {
-    return make_policy(settings, "/home/u", workspace, "/home/u/.config/caretz", "");
+    return make_policy(settings, "/home/u", workspace, {});
 }
 
 }  // namespace
@@ -163,8 +163,8 @@ TEST_CASE("--allow-docker binds the host's Docker socket in") {
     FakeHostFs host = typical_host();
     PolicySettings settings;
     settings.allow_docker = true;
-    auto policy = make_policy(settings, "/home/u", "/home/u/proj", "/home/u/.config/caretz",
-                              "unix:///run/docker.sock");
+    auto policy = make_policy(settings, "/home/u", "/home/u/proj",
+                              {{"DOCKER_HOST", "unix:///run/docker.sock"}});
     Args args = bwrap_arguments(policy, host, "/home/u/proj");
     CHECK(find_seq(args, {"--bind", "/run/docker.sock", "/run/docker.sock"}) >= 0);
 }
@@ -216,10 +216,54 @@ TEST_CASE("a private folder that is writable already, hidden or missing is left 
     }
     PolicySettings hidden;
     hidden.hidden = {"/home/u/.config/fish"};
-    SandboxPolicy policy = make_policy(hidden, "/home/u", "/tmp", "/home/u/.config/caretz", "");
+    SandboxPolicy policy = policy_for("/tmp", hidden);
     policy.private_dirs = {"/home/u/.config/fish"};
     std::vector<std::string> copied;
     Args args = bwrap_arguments(policy, host, "/tmp", &copied);
     CHECK(copied.empty());
     CHECK(find_seq(args, {"--tmpfs", "/home/u/.config/fish"}) < 0);
+TEST_CASE("a hidden file looks missing while the rest of its folder stays, read-only") {
+    FakeHostFs host({{"/home", "d"},
+                     {"/home/u", "d"},
+                     {"/home/u/.netrc", "f"},
+                     {"/home/u/.docker", "d"},
+                     {"/home/u/.docker/config.json", "f"},
+                     {"/home/u/.docker/contexts", "d"},
+                     {"/home/u/.docker/daemon.json", "f"},
+                     {"/home/u/.kube", "d"},
+                     {"/home/u/.kube/config", "f"},
+                     {"/home/u/proj", "d"},
+                     {"/home/u/proj/.git", "d"}});
+    Args args = bwrap_arguments(policy_for("/home/u/proj"), host, "/home/u/proj");
+    CHECK_FALSE(mentions(args, "/home/u/.netrc"));
+    CHECK_FALSE(mentions(args, "/home/u/.docker/config.json"));
+    CHECK_FALSE(mentions(args, "/home/u/.kube"));
+    CHECK_FALSE(mentions(args, "/home/u/.kube/config"));
+    // The folder is rebuilt: a tmpfs, its other entries bound back, then made read-only, so
+    // the hidden file cannot be created anew in a tmpfs that would swallow it.
+    long tmpfs = find_seq(args, {"--tmpfs", "/home/u/.docker"});
+    long contexts =
+        find_seq(args, {"--ro-bind-try", "/home/u/.docker/contexts", "/home/u/.docker/contexts"});
+    long daemon = find_seq(
+        args, {"--ro-bind-try", "/home/u/.docker/daemon.json", "/home/u/.docker/daemon.json"});
+    long remount = find_seq(args, {"--remount-ro", "/home/u/.docker"});
+    REQUIRE(tmpfs >= 0);
+    CHECK(tmpfs < contexts);
+    CHECK(tmpfs < daemon);
+    CHECK(contexts < remount);
+    CHECK(daemon < remount);
+}
+
+TEST_CASE("a credential store given back by sandbox.visible is bound like any other path") {
+    FakeHostFs host({{"/home", "d"},
+                     {"/home/u", "d"},
+                     {"/home/u/.netrc", "f"},
+                     {"/home/u/.kube", "d"},
+                     {"/home/u/proj", "d"},
+                     {"/home/u/proj/.git", "d"}});
+    PolicySettings settings;
+    settings.visible = {"~/.kube"};
+    Args args = bwrap_arguments(policy_for("/home/u/proj", settings), host, "/home/u/proj");
+    CHECK(find_seq(args, {"--ro-bind-try", "/home/u/.kube", "/home/u/.kube"}) >= 0);
+    CHECK_FALSE(mentions(args, "/home/u/.netrc"));
 }

@@ -23,7 +23,7 @@ TEST_CASE("the default policy hides secrets and protects git hooks inside the wo
     PolicySettings settings;
     settings.hidden = {"secrets", "~/.kube"};
     settings.writable = {"~/cache"};
-    auto p = make_policy(settings, "/home/u", "/home/u/proj", "/home/u/.config/caretz", "");
+    auto p = make_policy(settings, "/home/u", "/home/u/proj", {});
     CHECK(p.is_hidden("/run/docker.sock"));
     CHECK(p.is_hidden("/home/u/.ssh/id_ed25519"));
     CHECK(p.is_hidden("/home/u/.gnupg"));
@@ -48,15 +48,58 @@ TEST_CASE("the default policy hides secrets and protects git hooks inside the wo
 TEST_CASE("plan mode makes nothing writable but the private /tmp") {
     PolicySettings settings;
     settings.read_only = true;
-    auto p = make_policy(settings, "/home/u", "/home/u/proj", "/home/u/.config/caretz", "");
+    auto p = make_policy(settings, "/home/u", "/home/u/proj", {});
     CHECK_FALSE(p.can_write("/home/u/proj/x"));
     CHECK(p.can_write("/tmp/x"));
 }
 
 TEST_CASE("the docker socket comes from DOCKER_HOST or the default path") {
     PolicySettings settings;
-    CHECK(make_policy(settings, "/h", "/w", "/h/.config/caretz", "").docker_socket ==
-          "/var/run/docker.sock");
-    CHECK(make_policy(settings, "/h", "/w", "/h/.config/caretz", "unix:///h/.docker/d.sock")
+    CHECK(make_policy(settings, "/h", "/w", {}).docker_socket == "/var/run/docker.sock");
+    CHECK(make_policy(settings, "/h", "/w", {{"DOCKER_HOST", "unix:///h/.docker/d.sock"}})
               .docker_socket == "/h/.docker/d.sock");
+}
+
+TEST_CASE("the credential stores are hidden by default, below home and where XDG moves them") {
+    Environment env = {{"XDG_CONFIG_HOME", "/home/u/cfg"}, {"KUBECONFIG", "/etc/kube/prod"}};
+    auto p = make_policy({}, "/home/u", "/home/u/proj", env);
+    CHECK(p.is_hidden("/home/u/.kube/config"));
+    CHECK(p.is_hidden("/etc/kube/prod"));
+    CHECK(p.is_hidden("/home/u/.docker/config.json"));
+    CHECK_FALSE(p.is_hidden("/home/u/.docker/contexts"));
+    CHECK(p.is_hidden("/home/u/cfg/gh/hosts.yml"));
+    CHECK(p.is_hidden("/home/u/.config/gh/hosts.yml"));
+    CHECK(p.is_hidden("/home/u/cfg/caretz/config.json"));
+    CHECK(p.is_hidden("/home/u/.config/caretz/config.json"));
+    CHECK_FALSE(p.is_hidden("/home/u/cfg/gh/config.yml"));
+}
+
+TEST_CASE("sandbox.visible gives back a credential store, never what stays hidden always") {
+    PolicySettings settings;
+    settings.visible = {"~/.kube", "/home/u/.netrc", "~/.ssh", "~/.config/caretz", "/run"};
+    auto p = make_policy(settings, "/home/u", "/home/u/proj", {});
+    CHECK_FALSE(p.is_hidden("/home/u/.kube/config"));
+    CHECK_FALSE(p.is_hidden("/home/u/.netrc"));
+    CHECK(p.is_hidden("/home/u/.pypirc"));
+    CHECK(p.is_hidden("/home/u/.docker/config.json"));
+    CHECK(p.is_hidden("/home/u/.ssh/id_ed25519"));
+    CHECK(p.is_hidden("/home/u/.config/caretz"));
+    CHECK(p.is_hidden("/run/user/1000"));
+}
+
+TEST_CASE("sandbox.hidden beats sandbox.visible") {
+    PolicySettings settings;
+    settings.visible = {"~/.kube"};
+    settings.hidden = {"~/.kube"};
+    auto p = make_policy(settings, "/home/u", "/home/u/proj", {});
+    CHECK(p.is_hidden("/home/u/.kube/config"));
+}
+
+TEST_CASE("giving back ~/.kube gives back the KUBECONFIG files inside it") {
+    PolicySettings settings;
+    settings.visible = {"~/.kube"};
+    auto p = make_policy(settings, "/home/u", "/home/u/proj",
+                         {{"KUBECONFIG", "/home/u/.kube/config:/home/u/other.yaml"}});
+    CHECK_FALSE(p.is_hidden("/home/u/.kube/config"));
+    CHECK(p.is_hidden("/home/u/other.yaml"));
 }
