@@ -1,14 +1,46 @@
 #include "app/command_line.h"
 
 #include <CLI/CLI.hpp>
+#include <sstream>
 
 #include "app/duration.h"
+#include "sandbox/hidden_defaults.h"
 
 namespace caretz {
 
 namespace {
 
 constexpr const char* kVersion = "caretz 0.1.0";
+
+// Words joined with spaces into lines of at most `width` columns.
+std::string wrapped(const std::string& text, size_t width) {
+    std::string out, line, word;
+    std::istringstream words(text);
+    while (words >> word) {
+        if (!line.empty() && line.size() + 1 + word.size() > width) {
+            out += line + "\n";
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+    }
+    return out + line;
+}
+
+// What every sandbox hides, from the one table (sandbox/hidden_defaults.cpp).
+std::string hidden_paths_help() {
+    std::string always, stores;
+    for (const auto& row : hidden_by_default()) {
+        std::string& list = row.showable ? stores : always;
+        list += (list.empty() ? "" : ", ") + describe(row);
+    }
+    return wrapped("Hidden from sandboxed commands (they look missing): " + always +
+                       ", and these credential stores: " + stores +
+                       ". Paths under ~/.config, ~/.local/share and ~/.local/state are hidden "
+                       "where $XDG_CONFIG_HOME, $XDG_DATA_HOME and $XDG_STATE_HOME put them "
+                       "too. Config key sandbox.visible (a list of paths) gives credential stores "
+                       "back; only your own config file can set it. sandbox.hidden adds paths.",
+                   90);
+}
 
 void add_shared_options(CLI::App& app, CommandLine& cl, std::string& timeout) {
     app.add_flag_callback("--ask-sandbox-off", [&] { cl.flags.ask_sandbox_off = true; },
@@ -43,6 +75,7 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
                  "bubblewrap sandbox; you decide when one may run outside it.",
                  "caretz"};
     app.set_version_flag("--version", kVersion);
+    app.footer(hidden_paths_help());
     add_shared_options(app, cl, timeout);
     app.add_option("-p,--prompt", cl.prompt, "The first prompt for the model");
 

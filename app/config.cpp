@@ -23,7 +23,8 @@ int line_at(const std::string& text, size_t offset) {
 // Reads one layer's keys, reporting the file, the dotted key and its line on any mistake.
 class LayerReader {
 public:
-    LayerReader(const std::string& text, const std::string& file) : text_(text), file_(file) {}
+    LayerReader(const std::string& text, const std::string& file, const ConfigContext& context)
+        : text_(text), file_(file), context_(context) {}
 
     ConfigLayer read(const json& object, const std::vector<std::string>& where) {
         ConfigLayer layer;
@@ -68,6 +69,8 @@ private:
                 layer.writable = strings(value, path);
             } else if (key == "hidden") {
                 layer.hidden = strings(value, path);
+            } else if (key == "visible") {
+                layer.visible = visible_paths(value, path);
             } else if (key == "allowed_domains") {
                 layer.allowed_domains = domains(value, path);
             } else if (key == "denied_domains") {
@@ -114,6 +117,22 @@ private:
         return out;
     }
 
+    // Each entry must be a path hidden by default: a typo would otherwise leave the store
+    // hidden with nothing said, and a path that is not hidden needs no entry.
+    std::vector<std::string> visible_paths(const json& value,
+                                           const std::vector<std::string>& path) {
+        std::vector<std::string> out = strings(value, path);
+        for (const auto& entry : out) {
+            if (!entry.starts_with('/') && !entry.starts_with("~/"))
+                fail(path, "has \"" + entry +
+                               "\", which is not a path from / or ~/ (such as \"~/.kube\")");
+            auto problem = visible_problem(absolute_path(entry, "/", context_.home),
+                                           context_.hidden_defaults, context_.home);
+            if (problem) fail(path, "has \"" + entry + "\", " + *problem);
+        }
+        return out;
+    }
+
     std::map<std::string, std::string> string_map(const json& value,
                                                   const std::vector<std::string>& path) {
         if (!value.is_object()) fail(path, "must be an object of strings");
@@ -138,6 +157,7 @@ private:
 
     const std::string& text_;
     const std::string& file_;
+    const ConfigContext& context_;
 };
 
 void lay_over(ConfigLayer& below, const ConfigLayer& above) {
@@ -146,6 +166,7 @@ void lay_over(ConfigLayer& below, const ConfigLayer& above) {
     if (above.allow_docker) below.allow_docker = above.allow_docker;
     if (above.writable) below.writable = above.writable;
     if (above.hidden) below.hidden = above.hidden;
+    if (above.visible) below.visible = above.visible;
     if (above.env) below.env = above.env;
     if (above.allowed_domains) below.allowed_domains = above.allowed_domains;
     if (above.denied_domains) below.denied_domains = above.denied_domains;
@@ -159,7 +180,8 @@ std::map<std::string, ConfigLayer> builtin_profiles() {
 
 }  // namespace
 
-ConfigFile parse_config(const std::string& text, const std::string& file_name) {
+ConfigFile parse_config(const std::string& text, const std::string& file_name,
+                        const ConfigContext& context) {
     json root;
     try {
         root = json::parse(text);
@@ -172,7 +194,7 @@ ConfigFile parse_config(const std::string& text, const std::string& file_name) {
     } catch (const json::exception& e) {  // out_of_range: a number too large, e.g. 1E400
         throw ConfigError(file_name + ": not valid JSON (" + e.what() + ")");
     }
-    LayerReader reader(text, file_name);
+    LayerReader reader(text, file_name, context);
     ConfigFile config;
     config.base = reader.read(reader.object_of(root, {"(top level)"}), {});
     if (root.contains("profiles")) {
@@ -184,7 +206,7 @@ ConfigFile parse_config(const std::string& text, const std::string& file_name) {
     return config;
 }
 
-ConfigFile load_config(const std::string& path, bool required) {
+ConfigFile load_config(const std::string& path, bool required, const ConfigContext& context) {
     std::ifstream in(path);
     if (!in) {
         if (!required) return {};
@@ -192,7 +214,7 @@ ConfigFile load_config(const std::string& path, bool required) {
     }
     std::stringstream text;
     text << in.rdbuf();
-    return parse_config(text.str(), path);
+    return parse_config(text.str(), path, context);
 }
 
 std::string config_dir(const std::string& home) {
@@ -228,6 +250,7 @@ Settings merge_settings(const ConfigFile& config, const std::optional<ConfigLaye
     settings.sandbox.allow_docker = merged.allow_docker.value_or(false);
     settings.sandbox.writable = merged.writable.value_or(std::vector<std::string>{});
     settings.sandbox.hidden = merged.hidden.value_or(std::vector<std::string>{});
+    settings.sandbox.visible = merged.visible.value_or(std::vector<std::string>{});
     settings.sandbox.env = merged.env.value_or(std::map<std::string, std::string>{});
     settings.sandbox.allowed_domains = merged.allowed_domains.value_or(std::vector<std::string>{});
     settings.sandbox.denied_domains = merged.denied_domains.value_or(std::vector<std::string>{});

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/hidden_defaults.h"
 #include "sandbox/policy.h"
 
 namespace caretz {
@@ -25,6 +26,9 @@ struct ConfigLayer {
     std::optional<bool> allow_docker;
     std::optional<std::vector<std::string>> writable;
     std::optional<std::vector<std::string>> hidden;
+    // Gives back credential stores hidden by default. Only the user's own config file (and its
+    // profiles) may set it: no flag does, and a layer from a workspace must never carry it.
+    std::optional<std::vector<std::string>> visible;
     std::optional<std::map<std::string, std::string>> env;
     std::optional<std::vector<std::string>> allowed_domains;
     std::optional<std::vector<std::string>> denied_domains;
@@ -42,11 +46,19 @@ struct Settings {
     PolicySettings sandbox;
 };
 
+// What a config file is checked against: `sandbox.visible` may only name what is hidden by
+// default for this user (with an empty list, it may name nothing).
+struct ConfigContext {
+    std::string home;
+    std::vector<DefaultHiddenPath> hidden_defaults;
+};
+
 // Parses config JSON; `file_name` is only used in error messages.
-ConfigFile parse_config(const std::string& text, const std::string& file_name);
+ConfigFile parse_config(const std::string& text, const std::string& file_name,
+                        const ConfigContext& context = {});
 
 // Reads and parses a config file. A missing file is an empty config unless `required`.
-ConfigFile load_config(const std::string& path, bool required);
+ConfigFile load_config(const std::string& path, bool required, const ConfigContext& context = {});
 
 // $XDG_CONFIG_HOME/caretz (default ~/.config/caretz).
 std::string config_dir(const std::string& home);

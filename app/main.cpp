@@ -24,9 +24,10 @@ namespace {
 std::optional<Settings> load_settings(const CommandLine& cl) {
     try {
         const bool explicit_file = cl.config_file.has_value();
-        std::string path = explicit_file ? *cl.config_file
-                                         : config_dir(current_user_context().home) + "/config.json";
-        ConfigFile config = load_config(path, explicit_file);
+        const UserContext user = current_user_context();
+        std::string path = explicit_file ? *cl.config_file : config_dir(user.home) + "/config.json";
+        ConfigContext context{user.home, default_hidden_paths(user.home, user.cwd, user.env)};
+        ConfigFile config = load_config(path, explicit_file, context);
         std::optional<ConfigLayer> profile;
         if (cl.profile) profile = find_profile(config, *cl.profile);
         return merge_settings(config, profile, cl.flags);

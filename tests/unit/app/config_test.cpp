@@ -123,3 +123,49 @@ TEST_CASE("a domain entry that is no host pattern names the key and the entry") 
                               Contains("https://pypi.org/simple") && Contains("*.example.com"));
     }
 }
+
+namespace {
+
+ConfigContext user_context() {
+    return {"/home/u", default_hidden_paths("/home/u", "/home/u/proj", {})};
+}
+
+}  // namespace
+
+TEST_CASE("sandbox.visible names credential stores hidden by default, in the config or a profile") {
+    auto config = parse_config(R"({"sandbox": {"visible": ["~/.kube", "/home/u/.netrc"]},
+        "profiles": {"gh": {"sandbox": {"visible": ["~/.config/gh/hosts.yml"]}}}})",
+                               "c.json", user_context());
+    auto s = merge_settings(config, std::nullopt, {});
+    CHECK(s.sandbox.visible == std::vector<std::string>{"~/.kube", "/home/u/.netrc"});
+    // As for every key, a profile's list replaces the config file's.
+    s = merge_settings(config, find_profile(config, "gh"), {});
+    CHECK(s.sandbox.visible == std::vector<std::string>{"~/.config/gh/hosts.yml"});
+    CHECK(merge_settings({}, std::nullopt, {}).sandbox.visible.empty());
+}
+
+TEST_CASE("sandbox.visible naming a path that is not a credential store stops Caretz") {
+    auto error_for = [](const std::string& entry) {
+        try {
+            parse_config("{\n\"sandbox\": {\n\"visible\": [\"" + entry + "\"]}}", "c.json",
+                         user_context());
+        } catch (const ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    CHECK_THAT(error_for("~/notes"), Contains("c.json:3") && Contains("\"sandbox.visible\"") &&
+                                         Contains("\"~/notes\"") &&
+                                         Contains("not hidden by default"));
+    CHECK_THAT(error_for("~/.ssh"), Contains("\"~/.ssh\"") && Contains("stays hidden always"));
+    CHECK_THAT(error_for("~/.config/caretz"), Contains("stays hidden always"));
+    CHECK_THAT(error_for("/run"), Contains("stays hidden always"));
+    CHECK_THAT(error_for("~/.kube/config"), Contains("name \"~/.kube\""));
+    CHECK_THAT(error_for(".netrc"), Contains("not a path from / or ~/"));
+    CHECK_THAT(error_for("~/.netrc"), Contains("(no error)"));
+}
+
+TEST_CASE("without a context, sandbox.visible can name nothing") {
+    CHECK_THROWS_AS(parse_config(R"({"sandbox": {"visible": ["~/.kube"]}})", "c.json"),
+                    ConfigError);
+}
