@@ -32,8 +32,11 @@ public:
             }
         }
         if (!policy.read_only) {
+            // A writable root inside a hidden path stays hidden: binding it would need its
+            // folder made in a parent that is already read-only.
             for (const auto& w : policy.writable)
-                if (auto real = fs.real_path(w)) writable_.push_back(*real);
+                if (!policy.is_hidden(w))
+                    if (auto real = fs.real_path(w)) writable_.push_back(*real);
         }
     }
 
@@ -70,7 +73,9 @@ public:
                     add({"--ro-bind", git, git});
                     break;
                 case HostFs::Type::missing:  // no repository yet: none may be made here
-                    add({"--tmpfs", git, "--remount-ro", git});
+                    // A rebuilt root's top is read-only already, and nothing could be mounted
+                    // in it now.
+                    if (!rebuilt_.count(w)) add({"--tmpfs", git, "--remount-ro", git});
                     break;
                 default:
                     break;

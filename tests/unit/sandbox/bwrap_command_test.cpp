@@ -267,3 +267,27 @@ TEST_CASE("a credential store given back by sandbox.visible is bound like any ot
     CHECK(find_seq(args, {"--ro-bind-try", "/home/u/.kube", "/home/u/.kube"}) >= 0);
     CHECK_FALSE(mentions(args, "/home/u/.netrc"));
 }
+
+TEST_CASE("a workspace rebuilt around a hidden file and without .git needs no .git placeholder") {
+    // ~/.docker is rebuilt to hide config.json; its top is read-only already, so `git init`
+    // fails there, and a tmpfs at ~/.docker/.git could not be made in it.
+    FakeHostFs host({{"/home", "d"},
+                     {"/home/u", "d"},
+                     {"/home/u/.docker", "d"},
+                     {"/home/u/.docker/config.json", "f"},
+                     {"/home/u/.docker/contexts", "d"}});
+    Args args = bwrap_arguments(policy_for("/home/u/.docker"), host, "/home/u/.docker");
+    CHECK_FALSE(mentions(args, "/home/u/.docker/.git"));
+    CHECK(find_seq(args, {"--bind-try", "/home/u/.docker/contexts", "/home/u/.docker/contexts"}) >=
+          0);
+    CHECK(find_seq(args, {"--remount-ro", "/home/u/.docker"}) >= 0);
+    CHECK_FALSE(mentions(args, "/home/u/.docker/config.json"));
+}
+
+TEST_CASE("a writable root inside a hidden path stays hidden") {
+    FakeHostFs host = typical_host();
+    PolicySettings settings;
+    settings.writable = {"~/.aws"};
+    Args args = bwrap_arguments(policy_for("/home/u/proj", settings), host, "/home/u/proj");
+    CHECK_FALSE(mentions(args, "/home/u/.aws"));
+}
