@@ -145,6 +145,7 @@ FreshSandbox::~FreshSandbox() = default;
 
 SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io) {
     if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
+    if (auto reason = hidden_cwd_problem(spec_.policy, spec_.cwd)) throw SandboxStartError(*reason);
     const std::vector<std::string> inside = {kForwarderPath, "__netforward", spec_.shell, "-c",
                                              command};
     std::vector<std::string> extra = {"--json-status-fd", std::to_string(kStatusFd), "--ro-bind",

@@ -46,6 +46,19 @@ bool SandboxPolicy::is_hidden(const std::string& path) const {
                        [&](const std::string& h) { return path_within(path, h); });
 }
 
+std::optional<std::string> hidden_cwd_problem(const SandboxPolicy& policy, const std::string& cwd) {
+    for (const auto& h : policy.hidden) {
+        if (!path_within(cwd, h)) continue;
+        const std::string what = cwd == h ? cwd + ", is" : cwd + ", lies in " + h + ", which is";
+        const std::string fix = "start Caretz in another folder, or, if " + h +
+                                " is a credential store they may read, list it in "
+                                "sandbox.visible in your config";
+        return "the folder Caretz runs in, " + what +
+               " hidden from sandboxed commands, so no sandbox can start there; " + fix;
+    }
+    return std::nullopt;
+}
+
 namespace {
 
 void add_unique(std::vector<std::string>& list, const std::string& item) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,11 @@ struct PolicySettings {
 // socket ($DOCKER_HOST).
 SandboxPolicy make_policy(const PolicySettings& settings, const std::string& home,
                           const std::string& workspace, const Environment& env);
+
+// Why no sandbox can start in `cwd` (absolute, normalised) under `policy`, as a sentence that
+// names the fix: the folder lies in a hidden path, so it would not exist inside. nullopt when
+// it can start there.
+std::optional<std::string> hidden_cwd_problem(const SandboxPolicy& policy, const std::string& cwd);
 
 // Lexically normalised absolute path: `~` and `~/x` expand to home, relative paths join base.
 std::string absolute_path(const std::string& path, const std::string& base,

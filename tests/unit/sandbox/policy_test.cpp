@@ -103,3 +103,19 @@ TEST_CASE("giving back ~/.kube gives back the KUBECONFIG files inside it") {
     CHECK_FALSE(p.is_hidden("/home/u/.kube/config"));
     CHECK(p.is_hidden("/home/u/other.yaml"));
 }
+
+TEST_CASE("a sandbox cannot start in a folder the policy hides, and says how to fix it") {
+    auto p = make_policy({}, "/home/u", "/home/u/.kube", {});
+    auto problem = hidden_cwd_problem(p, "/home/u/.kube");
+    REQUIRE(problem);
+    CHECK(problem->find("/home/u/.kube") != std::string::npos);
+    CHECK(problem->find("sandbox.visible") != std::string::npos);
+    CHECK(hidden_cwd_problem(p, "/home/u/.ssh/keys"));
+    CHECK_FALSE(hidden_cwd_problem(p, "/home/u/proj"));
+    CHECK_FALSE(hidden_cwd_problem(p, "/home/u"));
+
+    PolicySettings settings;
+    settings.visible = {"~/.kube"};
+    CHECK_FALSE(
+        hidden_cwd_problem(make_policy(settings, "/home/u", "/home/u/.kube", {}), "/home/u/.kube"));
+}
