@@ -116,7 +116,7 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
       size_(spec.size) {
     const SandboxPolicy& policy = spec.policy;
     if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
-    if (auto reason = hidden_cwd_problem(policy, cwd)) throw SandboxStartError(*reason);
+    if (auto reason = hidden_cwd_problem(policy, spec.cwd)) throw SandboxStartError(*reason);
     proxy_ = start_network_proxy(policy);
     std::vector<std::string> extra = {"--json-status-fd", std::to_string(kStatusFd), "--ro-bind",
                                       "/proc/self/fd/" + std::to_string(kExecutableFd),

@@ -222,6 +222,8 @@ TEST_CASE("a private folder that is writable already, hidden or missing is left 
     Args args = bwrap_arguments(policy, host, "/tmp", &copied);
     CHECK(copied.empty());
     CHECK(find_seq(args, {"--tmpfs", "/home/u/.config/fish"}) < 0);
+}
+
 TEST_CASE("a hidden file looks missing while the rest of its folder stays, read-only") {
     FakeHostFs host({{"/home", "d"},
                      {"/home/u", "d"},
