@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "sandbox/sudo_record.h"
+
 namespace caretz {
 
 namespace {
@@ -170,6 +172,24 @@ std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const Host
                                          const std::string& cwd,
                                          std::vector<std::string>* copied_files) {
     return Builder(policy, fs).build(cwd, copied_files);
+}
+
+std::vector<std::string> sudo_watch_arguments(const SandboxPolicy& policy, const HostFs& fs,
+                                              const std::string& stand_in,
+                                              const std::string& records) {
+    std::vector<std::string> args = {"--bind", records, std::string(kSudoRecordsPath)};
+    std::set<std::string> seen;
+    for (const char* location : kSudoLocations) {
+        auto real = fs.real_path(location);
+        if (!real || fs.type(*real) != HostFs::Type::file || policy.is_hidden(*real) ||
+            !seen.insert(*real).second)
+            continue;
+        // The real one first, from the host's path, before the stand-in covers that path.
+        for (std::string arg : {std::string("--ro-bind"), *real, std::string(kRealSudoDir) + *real,
+                                std::string("--ro-bind"), stand_in, *real})
+            args.push_back(std::move(arg));
+    }
+    return args;
 }
 
 }  // namespace caretz

@@ -28,4 +28,17 @@ std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const Host
                                          const std::string& cwd,
                                          std::vector<std::string>* copied_files = nullptr);
 
+// Where sudo is found on the PATH of any usual system; each is watched (sudo_watch_arguments).
+inline constexpr const char* kSudoLocations[] = {"/usr/bin/sudo",       "/bin/sudo",
+                                                 "/usr/sbin/sudo",      "/sbin/sudo",
+                                                 "/usr/local/bin/sudo", "/usr/local/sbin/sudo"};
+
+// The bubblewrap arguments, to follow bwrap_arguments(), that let Caretz see sudo run inside
+// the sandbox: every sudo of the host (kSudoLocations with symlinks resolved, hidden ones
+// left out) is bound read-only at kRealSudoDir + its path, `stand_in` (Caretz's own binary) is
+// bound read-only over it, and `records` (a host file Caretz reads) at kSudoRecordsPath.
+std::vector<std::string> sudo_watch_arguments(const SandboxPolicy& policy, const HostFs& fs,
+                                              const std::string& stand_in,
+                                              const std::string& records);
+
 }  // namespace caretz

@@ -22,6 +22,7 @@
 #include "sandbox/preflight.h"
 #include "sandbox/seccomp_filter.h"
 #include "sandbox/spawn.h"
+#include "sandbox/sudo_watch.h"
 
 namespace caretz {
 
@@ -152,6 +153,13 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
                                       "/proc/self/fd/" + std::to_string(kExecutableFd),
                                       kForwarderPath};
     for (auto& a : proxy_bind_arguments(proxy_->socket_path())) extra.push_back(std::move(a));
+    std::unique_ptr<SudoWatch> sudo_watch = SudoWatch::create();
+    if (sudo_watch) {
+        RealHostFs host;
+        for (auto& a : sudo_watch->bwrap_arguments(
+                 spec_.policy, host, "/proc/self/fd/" + std::to_string(kExecutableFd)))
+            extra.push_back(std::move(a));
+    }
     SandboxCommand bwrap = sandbox_command(spec_.policy, spec_.cwd, extra, inside);
 
     // The user's own commands run on a PTY of their own, so they see a terminal (echo, line
@@ -194,6 +202,7 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
     SandboxResult result;
     result.exit_code = wait_for_exit(pid);
     result.cwd = spec_.cwd;
+    if (sudo_watch) result.sudo_runs = sudo_watch->take();
     if (!traffic.started()) {
         std::string& held_output = traffic.held_output();
         while (!held_output.empty() && held_output.back() == '\n') held_output.pop_back();

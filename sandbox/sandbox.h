@@ -8,11 +8,13 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pty/pty.h"
 #include "pty/terminal.h"
 #include "sandbox/environment.h"
 #include "sandbox/policy.h"
+#include "sandbox/sudo_record.h"
 
 namespace caretz {
 
@@ -69,6 +71,9 @@ struct SandboxResult {
     int exit_code = 0;
     std::string cwd;            // where the command ended (session mode follows `cd`)
     bool shell_exited = false;  // the command ended the session shell; a fresh one follows
+    // Every sudo the command ran, as Caretz's stand-in for sudo recorded it; nullopt when this
+    // sandbox could not watch sudo (its records file could not be made).
+    std::optional<std::vector<SudoRecord>> sudo_runs;
 };
 
 // What a background job has come to so far.

@@ -16,6 +16,7 @@
 #include "hooks/shell_launch.h"
 #include "sandbox/bwrap_command.h"
 #include "sandbox/fresh_sandbox.h"
+#include "sandbox/host_fs.h"
 #include "sandbox/network_forwarder.h"
 #include "sandbox/network_proxy.h"
 #include "sandbox/preflight.h"
@@ -122,6 +123,13 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
                                       "/proc/self/fd/" + std::to_string(kExecutableFd),
                                       kSupervisorPath};
     for (auto& a : proxy_bind_arguments(proxy_->socket_path())) extra.push_back(std::move(a));
+    sudo_watch_ = SudoWatch::create();
+    if (sudo_watch_) {
+        RealHostFs host;
+        for (auto& a : sudo_watch_->bwrap_arguments(
+                 policy, host, "/proc/self/fd/" + std::to_string(kExecutableFd)))
+            extra.push_back(std::move(a));
+    }
     HookFiles hook_files = session_hook_files(spec.shell, policy.home);
     extra.insert(extra.end(), hook_files.args.begin(), hook_files.args.end());
     SandboxCommand bwrap =
@@ -213,6 +221,8 @@ SandboxResult SandboxSession::run(const std::string& command, const CommandIo& i
     if (!shell_alive_) restart_shell();
     wait_until_ready();
 
+    // A background job's sudo, run while no command was, is no command's.
+    if (sudo_watch_) sudo_watch_->discard();
     SandboxResult result;
     send_frame(control_.get(), Frame::run, (io.stdin_from_terminal ? "T" : "N") + command);
     phases_.command_sent();
@@ -227,6 +237,7 @@ SandboxResult SandboxSession::run(const std::string& command, const CommandIo& i
     result.exit_code = phases_.exit_code().value_or(0);
     result.shell_exited = phases_.shell_exited();
     result.cwd = cwd_;
+    if (sudo_watch_) result.sudo_runs = sudo_watch_->take();
     return result;
 }
 
@@ -237,8 +248,10 @@ void SandboxSession::wait_until_ready() {
                                 std::to_string(phases_.exit_code().value_or(0)) + ")");
     }
     // A shell that drew its prompt runs in a sandbox whose mounts are all in place (bwrap
-    // reports its start earlier), so the host no longer needs the proxy socket's path.
+    // reports its start earlier), so the host no longer needs the proxy socket's path, nor the
+    // sudo records file's.
     proxy_->remove_socket_path();
+    if (sudo_watch_) sudo_watch_->forget_path();
 }
 
 template <typename Done>

@@ -293,3 +293,26 @@ TEST_CASE("a writable root inside a hidden path stays hidden") {
     Args args = bwrap_arguments(policy_for("/home/u/proj", settings), host, "/home/u/proj");
     CHECK_FALSE(mentions(args, "/home/u/.aws"));
 }
+
+TEST_CASE("every sudo of the host is covered by the stand-in, its real binary kept aside") {
+    FakeHostFs host({{"/usr", "d"},
+                     {"/usr/bin", "d"},
+                     {"/usr/bin/sudo", "f"},
+                     {"/usr/local/bin/sudo", "l:/usr/bin/sudo"},  // the same sudo: once
+                     {"/usr/local/sbin/sudo", "l:/opt/secret/sudo"},
+                     {"/opt/secret/sudo", "f"},
+                     {"/usr/sbin/sudo", "d"}});  // not a program
+    PolicySettings settings;
+    settings.hidden = {"/opt/secret"};
+    Args args = sudo_watch_arguments(policy_for("/home/u/proj", settings), host, "/proc/self/fd/5",
+                                     "/run/user/1/records");
+    CHECK(args == Args{"--bind", "/run/user/1/records", "/.caretz/sudo-records", "--ro-bind",
+                       "/usr/bin/sudo", "/.caretz/real-sudo/usr/bin/sudo", "--ro-bind",
+                       "/proc/self/fd/5", "/usr/bin/sudo"});
+}
+
+TEST_CASE("a host without sudo gets no stand-in, only the records file") {
+    FakeHostFs host(std::map<std::string, std::string>{{"/usr", "d"}});
+    Args args = sudo_watch_arguments(policy_for("/home/u/proj"), host, "/proc/self/fd/5", "/r");
+    CHECK(args == Args{"--bind", "/r", "/.caretz/sudo-records"});
+}

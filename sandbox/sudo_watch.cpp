@@ -1,0 +1,67 @@
+#include "sandbox/sudo_watch.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "sandbox/bwrap_command.h"
+
+namespace caretz {
+
+std::unique_ptr<SudoWatch> SudoWatch::create() {
+    const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+    const std::string runtime_dir = runtime ? runtime : "";
+    struct stat st {};
+    const std::string base =
+        !runtime_dir.empty() && ::stat(runtime_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)
+            ? runtime_dir
+            : "/tmp";
+    std::string dir = base + "/caretz-sudo-XXXXXX";
+    if (!::mkdtemp(dir.data())) return nullptr;
+    UniqueFd file(::open((dir + "/records").c_str(),
+                         O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!file.valid()) {
+        ::rmdir(dir.c_str());
+        return nullptr;
+    }
+    return std::unique_ptr<SudoWatch>(new SudoWatch(std::move(dir), std::move(file)));
+}
+
+SudoWatch::~SudoWatch() {
+    forget_path();
+}
+
+std::vector<std::string> SudoWatch::bwrap_arguments(const SandboxPolicy& policy, const HostFs& fs,
+                                                    const std::string& stand_in) const {
+    return sudo_watch_arguments(policy, fs, stand_in, path());
+}
+
+void SudoWatch::forget_path() {
+    if (path_forgotten_) return;
+    ::unlink(path().c_str());
+    ::rmdir(dir_.c_str());
+    path_forgotten_ = true;
+}
+
+std::vector<SudoRecord> SudoWatch::take() {
+    struct stat st {};
+    if (::fstat(file_.get(), &st) != 0 || st.st_size == 0) return {};
+    std::string text(
+        std::min<std::size_t>(static_cast<std::size_t>(st.st_size), kMaxSudoRecordsBytes), '\0');
+    const ssize_t n = ::pread(file_.get(), text.data(), text.size(), 0);
+    text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    discard();
+    return parse_sudo_records(text);
+}
+
+void SudoWatch::discard() {
+    struct stat st {};
+    if (::fstat(file_.get(), &st) != 0 || st.st_size == 0) return;
+    // Emptying a file of Caretz's own fails only on an I/O error; its records then show again.
+    if (::ftruncate(file_.get(), 0) != 0) return;
+}
+
+}  // namespace caretz
