@@ -19,9 +19,12 @@ namespace {
 
 std::string outcome_json(const CommandOutcome& outcome) {
     nlohmann::json refusals = nlohmann::json::array();
-    for (const auto& r : outcome.refusals)
-        refusals.push_back(
-            {{"kind", to_string(r.kind)}, {"subject", r.subject}, {"evidence", r.evidence}});
+    for (const auto& r : outcome.refusals) {
+        nlohmann::json refusal = {
+            {"kind", to_string(r.kind)}, {"subject", r.subject}, {"evidence", r.evidence}};
+        if (!r.origin.empty()) refusal["origin"] = r.origin;
+        refusals.push_back(std::move(refusal));
+    }
     nlohmann::json out = {
         {"exit_code", outcome.exit_code},
         {"output", outcome.output},

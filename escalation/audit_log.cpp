@@ -28,8 +28,12 @@ std::string AuditLog::default_path(const std::string& home) {
 
 bool AuditLog::append(const AuditEntry& entry) const {
     nlohmann::json refusals = nlohmann::json::array();
-    for (const auto& r : entry.refusals)
-        refusals.push_back({{"kind", to_string(r.kind)}, {"subject", r.subject}, {"evidence", r.evidence}});
+    for (const auto& r : entry.refusals) {
+        nlohmann::json refusal = {
+            {"kind", to_string(r.kind)}, {"subject", r.subject}, {"evidence", r.evidence}};
+        if (!r.origin.empty()) refusal["origin"] = r.origin;
+        refusals.push_back(std::move(refusal));
+    }
     nlohmann::json line = {{"time", utc_timestamp()},
                            {"event", "offer"},
                            {"session", entry.session_id},

@@ -125,7 +125,8 @@ CommandOutcome CommandPipeline::run(const CommandRequest& request, const Command
                          .cwd = result.cwd,
                          .policy = spec_.policy,
                          .host = host_,
-                         .docker_host = docker_host == spec_.env.end() ? "" : docker_host->second};
+                         .docker_host = docker_host == spec_.env.end() ? "" : docker_host->second,
+                         .sudo_runs = std::move(result.sudo_runs)};
     outcome.refusals = detector.finish(ctx);
     if (outcome.refusals.empty()) return outcome;
 

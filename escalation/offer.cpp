@@ -82,6 +82,7 @@ std::string offer_details(const std::string& command, const std::string& cwd,
     std::string t;
     for (const auto& r : refusals) {
         t += "  " + std::string(to_string(r.kind)) + ": " + shown_escaped(r.subject) + "\n";
+        if (!r.origin.empty()) t += "      (" + shown_escaped(r.origin) + ")\n";
         t += "      " + shown_escaped(r.evidence) + "\n";
     }
     t += "\n  command: " + shown_escaped(command) + "\n";

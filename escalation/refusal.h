@@ -10,8 +10,11 @@ enum class RefusalKind { write, hidden, sudo, docker, bus };
 
 struct Refusal {
     RefusalKind kind;
-    std::string subject;   // the path, the socket, or "sudo"
+    std::string subject;   // the path, the socket, the sudo command line run, or "sudo"
     std::string evidence;  // the output line that proves it, trimmed, at most 300 bytes
+    // Where it came from, when the subject alone does not say: for a sudo command line, that
+    // the command ran it and in which folder.
+    std::string origin = {};
 
     bool operator==(const Refusal&) const = default;
 };

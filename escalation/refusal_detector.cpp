@@ -15,6 +15,8 @@ namespace {
 
 constexpr std::size_t kMaxEvidenceBytes = 300;
 constexpr std::string_view kDefaultDockerSocket = "/var/run/docker.sock";
+// Runs of sudo named one by one; a loop's further runs are counted on the last.
+constexpr std::size_t kMaxSudoRefusals = 8;
 
 // Words that every evidence line contains. Each is cut to start at a letter that is rare in
 // ordinary output, so that find(), which looks for the first letter, stops less often; that also
@@ -63,7 +65,7 @@ class RefusalCollector {
     explicit RefusalCollector(const DetectionContext& ctx)
         : ctx_(ctx),
           failed_(ctx.exit_code != 0),
-          sudo_ran_(runs_sudo(ctx.command)),
+          sudo_ran_(ctx.sudo_runs ? !ctx.sudo_runs->empty() : runs_sudo(ctx.command)),
           cwd_(absolute_path(ctx.cwd.empty() ? ctx.policy.workspace : ctx.cwd, "/",
                              ctx.policy.home)) {}
 
@@ -101,20 +103,44 @@ class RefusalCollector {
     }
 
     // sudo's refusal lines count only when the command ran sudo: a grep through logs that
-    // prints them does not. The clearest line becomes the evidence, as the first one sudo
-    // prints in a user namespace ("/etc/sudo.conf is owned by uid 65534") explains little.
+    // prints them does not, nor does a command that prints them without running sudo. Which
+    // sudo ran is known from the stand-in's records, so a script's sudo counts too; where the
+    // sandbox could not watch sudo, the command text says whether it runs sudo itself. The
+    // clearest line becomes the evidence, as the first one sudo prints in a user namespace
+    // ("/etc/sudo.conf is owned by uid 65534") explains little.
     bool sudo_line(std::string_view text) {
         const SudoEvidence evidence = parse_sudo_refusal(text);
         if (evidence == SudoEvidence::none) return false;
         if (!sudo_ran_) return true;
-        if (!sudo_index_) {
-            sudo_index_ = refusals_.size();
-            add(RefusalKind::sudo, "sudo", text);
+        if (!sudo_first_) {
+            sudo_first_ = refusals_.size();
+            add_sudo_runs(text);
         } else if (evidence > sudo_evidence_) {
-            refusals_[*sudo_index_].evidence = evidence_text(text);
+            for (std::size_t i = *sudo_first_; i < refusals_.size(); ++i)
+                if (refusals_[i].kind == RefusalKind::sudo)
+                    refusals_[i].evidence = evidence_text(text);
         }
         sudo_evidence_ = std::max(sudo_evidence_, evidence);
         return true;
+    }
+
+    // One refusal per run of sudo, in the order they ran: a script that runs the same sudo
+    // twice shows both, so the user sees what the command attempted.
+    void add_sudo_runs(std::string_view text) {
+        if (!ctx_.sudo_runs) {
+            add(RefusalKind::sudo, "sudo", text);
+            return;
+        }
+        const auto& runs = *ctx_.sudo_runs;
+        const std::size_t named = std::min(runs.size(), kMaxSudoRefusals);
+        for (std::size_t i = 0; i < named; ++i) {
+            std::string origin = "run by the command in " + runs[i].cwd;
+            if (i + 1 == named && runs.size() > named)
+                origin +=
+                    "; " + std::to_string(runs.size() - named) + " more runs of sudo not shown";
+            refusals_.push_back(
+                {RefusalKind::sudo, sudo_command_line(runs[i]), evidence_text(text), origin});
+        }
     }
 
     // Paths count only when the command failed, so a search that prints refusal text and
@@ -167,7 +193,7 @@ class RefusalCollector {
     const bool sudo_ran_;
     const std::string cwd_;
     std::vector<Refusal> refusals_;
-    std::optional<std::size_t> sudo_index_;
+    std::optional<std::size_t> sudo_first_;  // where the sudo refusals start
     SudoEvidence sudo_evidence_ = SudoEvidence::none;
 };
 

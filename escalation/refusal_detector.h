@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "escalation/host_probe.h"
 #include "escalation/refusal.h"
 #include "sandbox/policy.h"
+#include "sandbox/sudo_record.h"
 
 namespace caretz {
 
@@ -21,6 +23,9 @@ struct DetectionContext {
     const HostProbe& host;
     std::string docker_host = {};  // $DOCKER_HOST on the host, may be empty
     std::string system_bus_socket = "/run/dbus/system_bus_socket";
+    // Every sudo the command ran, recorded by Caretz's stand-in for sudo inside the sandbox;
+    // nullopt when the sandbox could not watch sudo, and then the command text is searched.
+    std::optional<std::vector<SudoRecord>> sudo_runs = std::nullopt;
 };
 
 // Decides, from a command's rendered output lines, what the sandbox provably refused it
@@ -29,7 +34,8 @@ struct DetectionContext {
 //           sandbox write, an error the sandbox causes (EROFS; EBUSY from a read-only bind) or a
 //           permission error (EACCES, EPERM) where the host would let the user write;
 //   hidden  the command failed and a line reports ENOENT for a path that exists on the host;
-//   sudo    the command runs sudo and the output has sudo's own refusal line;
+//   sudo    the command ran sudo (a script's sudo included: the sudo_runs records) and the
+//           output has sudo's own refusal line; one refusal per sudo command line run;
 //   docker  a line says the Docker daemon is unreachable, its socket exists on the host, and
 //           the policy does not bind it in;
 //   bus     a line says the system bus is unreachable and its socket exists on the host.

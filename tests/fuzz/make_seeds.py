@@ -69,6 +69,17 @@ def read_cases():
     return cases
 
 
+def sudo_records(case):
+    """The case's `sudo-run:` lines as the sudo stand-in writes them (sandbox/sudo_record.h), to
+    go before the output: the detector's fuzzer reads the output as a records file too."""
+    out = b""
+    for run in case["fields"].get("sudo-run", []):
+        cwd, argv = run.split(" | ", 1)
+        fields = [cwd.encode()] + [a.encode() for a in argv.split()]
+        out += b"sudo " + b",".join(b"%d:%s" % (len(f), f) for f in fields) + b"\n"
+    return out
+
+
 def write(target, name, data):
     folder = here / "corpus" / target
     folder.mkdir(parents=True, exist_ok=True)
@@ -92,7 +103,8 @@ def main():
         command = c["fields"].get("command", ["true"])[0]
         exit_code = c["fields"].get("exit", ["1"])[0]
         out = c["output"]
-        write("refusal_detector", c["name"], command.encode() + b"\n" + exit_code.encode() + b"\n" + out)
+        write("refusal_detector", c["name"],
+              command.encode() + b"\n" + exit_code.encode() + b"\n" + sudo_records(c) + out)
         # The session shell's view of the same command: prompt, command, output, status, cwd.
         session = (mark("7;file://host/home/cztest/work") + mark("133;A") + b"$ " + mark("133;B") +
                    mark("133;C") + out.replace(b"\n", b"\r\n") + mark("133;D;" + exit_code) +

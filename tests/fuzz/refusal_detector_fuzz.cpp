@@ -1,8 +1,11 @@
 // Refusal detection reads whatever a command prints. Input format (so seeds can be real
 // outputs): the command text, a newline, the exit status, a newline, then the output. The
 // output is streamed through OutputLines and RefusalDetector in chunks, as Caretz does, and the
-// result must match detect_refusals() on the whole output; memory stays bounded.
+// result must match detect_refusals() on the whole output; memory stays bounded. The output is
+// also read as the sudo stand-in's records file, whose records must read back as written, and
+// detection runs again with those records as the runs of sudo the sandbox watched.
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -80,5 +83,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             require(r.kind != RefusalKind::write && r.kind != RefusalKind::hidden,
                     "a write or hidden refusal for a command that succeeded");
     }
+
+    const std::vector<SudoRecord> records = parse_sudo_records(output);
+    for (const auto& record : records)
+        require(parse_sudo_records(encode_sudo_record(record)) == std::vector<SudoRecord>{record},
+                "a sudo record that does not read back as written");
+    ctx.sudo_runs = records;
+    std::size_t sudo_refusals = 0;
+    for (const auto& r : detector.finish(ctx)) {
+        require(!r.subject.empty(), "a refusal without a subject");
+        if (r.kind == RefusalKind::sudo) ++sudo_refusals;
+    }
+    require(sudo_refusals <= std::min<std::size_t>(records.size(), 8),
+            "more sudo refusals than recorded runs of sudo, or than the bound");
     return 0;
 }

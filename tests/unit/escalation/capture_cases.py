@@ -13,7 +13,8 @@ they never run these tools.
 Ways of capturing (the `capture:` value, default `sandbox`):
   sandbox               bwrap like Caretz's policy: the host read-only, ~/work writable,
                         ~/work/.git/config and .git/hooks read-only binds, private /tmp, /run and
-                        ~/.ssh replaced by empty read-only tmpfs (so what was there is missing),
+                        ~/.ssh, ~/.gnupg, ~/.aws and the case's `hidden:` folders replaced by
+                        empty read-only tmpfs (so what was there is missing),
                         all namespaces unshared.
   sandbox docker-denied the same plus a root-only socket bound at /run/docker.sock
   sandbox docker-stale  the same plus a socket nobody listens on at /run/docker.sock
@@ -51,11 +52,33 @@ def prepare_user_files():
     script = f"""
         set -e
         mkdir -p {WORK} {HOME}/.ssh && chmod 700 {HOME}/.ssh && touch {HOME}/.ssh/id_ed25519
+        printf 'Host git.example.com\n  IdentityFile ~/.ssh/id_ed25519\n' > {HOME}/.ssh/config
+        mkdir -p {HOME}/.gnupg {HOME}/.aws {HOME}/.kube {HOME}/.local
+        chmod 700 {HOME}/.gnupg && touch {HOME}/.gnupg/pubring.kbx
+        printf '[default]\naws_access_key_id = AKIAEXAMPLE\n' > {HOME}/.aws/credentials
+        printf 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n' > {HOME}/.kube/config
         cd {WORK}
         [ -d .git ] || git init -q .
         echo hi > README
         printf 'services:\\n  web:\\n    image: nginx\\n' > compose.yml
         printf 'all:\\n\\techo built > /etc/built\\n' > Makefile
+        printf '#!/bin/sh\nsudo -n true\nsudo -n true\necho deploy finished\n' > deploy.sh
+        printf '#!/bin/sh\nsudo -n systemctl restart nginx\necho restarted\n' > restart.sh
+        cat > pretend.sh <<'SH'
+#!/bin/sh
+echo 'sudo: The "no new privileges" flag is set, which prevents sudo from running as root.'
+SH
+        printf '#!/bin/sh\ntar -xf bundle.tar -C "$HOME/outside"\n' > unpack.sh
+        printf 'install:\n\tsudo -n install -m 755 tool.sh /usr/local/bin/tool\n' > deploy.mk
+        printf 'install:\n\tinstall -D -m 755 tool.sh $(HOME)/.local/bin/tool\n' > install.mk
+        echo 'echo tool' > tool.sh
+        mkdir -p leftpad && printf '{{"name":"leftpad-local","version":"1.0.0"}}\n' > leftpad/package.json
+        chmod +x deploy.sh restart.sh pretend.sh unpack.sh tool.sh
+        rm -rf bundle-src && mkdir -p bundle-src/sub && echo 'echo tool' > bundle-src/tool.sh
+        echo a > bundle-src/sub/a && tar -cf bundle.tar -C bundle-src tool.sh sub && rm -rf bundle-src
+        mkdir -p {HOME}/outside/repo && printf 'all:\n\ttouch stamp\n' > {HOME}/outside/Makefile
+        [ -d {HOME}/outside/repo/.git ] || git init -q {HOME}/outside/repo
+        git -C {HOME}/outside/repo -c user.email=a@b -c user.name=c commit -qm init --allow-empty
         git -c user.email=a@b -c user.name=c add -A
         git -c user.email=a@b -c user.name=c commit -qm capture --allow-empty
     """
@@ -73,16 +96,17 @@ def prepare_sockets():
         os.chmod(path, mode)
 
 
-def bwrap_argv(variant, cwd):
+def bwrap_argv(variant, cwd, hidden=()):
     argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/tmp", "--tmpfs", "/run"]
     if variant == "docker-denied":
         argv += ["--ro-bind", SCRATCH + "/denied.sock", "/run/docker.sock"]
     if variant == "docker-stale":
         argv += ["--ro-bind", SCRATCH + "/stale.sock", "/run/docker.sock"]
-    argv += ["--remount-ro", "/run",
-             "--tmpfs", HOME + "/.ssh", "--remount-ro", HOME + "/.ssh",
-             "--bind", WORK, WORK,
+    argv += ["--remount-ro", "/run"]
+    for folder in (HOME + "/.ssh", HOME + "/.gnupg", HOME + "/.aws", *hidden):
+        argv += ["--tmpfs", folder, "--remount-ro", folder]
+    argv += ["--bind", WORK, WORK,
              "--ro-bind", WORK + "/.git/config", WORK + "/.git/config",
              "--ro-bind", WORK + "/.git/hooks", WORK + "/.git/hooks",
              "--unshare-all", "--new-session", "--die-with-parent", "--chdir", cwd]
@@ -114,7 +138,8 @@ def command_argv(case):
     script = case["command"]
     if how[0] == "sandbox":
         variant = how[1] if len(how) > 1 else ""
-        return prefix + bwrap_argv(variant, cwd) + [shell, "-c", script]
+        hidden = [h.replace("~", HOME, 1) for h in case.get("hidden", "").split()]
+        return prefix + bwrap_argv(variant, cwd, hidden) + [shell, "-c", script]
     if how[0] == "userns":
         return prefix + ["unshare", "-U", shell, "-c", f"cd {cwd} && {script}"]
     if how[0] in ("nosuid", "host"):

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "escalation/offer.h"
 #include "tests/unit/escalation/fake_host.h"
 #include "tests/unit/temp_dir.h"
 
@@ -56,6 +57,7 @@ public:
         std::string output;
         int exit_code = 0;
         std::string cwd = kWorkspace;  // where the command ends, as a `cd` in it would leave it
+        std::optional<std::vector<SudoRecord>> sudo_runs = std::vector<SudoRecord>{};
     };
 
     explicit FakeSandbox(Journal& journal) : journal_(journal) {}
@@ -69,7 +71,7 @@ public:
         io.on_output(std::string_view(script.output).substr(0, half));
         io.on_output(std::string_view(script.output).substr(half));
         cwd_ = script.cwd;
-        return SandboxResult{script.exit_code, script.cwd, false};
+        return SandboxResult{script.exit_code, script.cwd, false, script.sudo_runs};
     }
     std::string cwd() const override { return cwd_; }
 
@@ -273,6 +275,42 @@ TEST_CASE("pipeline: the offer shows what the sandboxed attempt was refused, and
     CHECK(offer.refusals == outcome.refusals);
     // The offer comes after the sandboxed attempt streamed to the screen.
     CHECK(session.screen == kReadKeyOutput);
+}
+
+TEST_CASE("pipeline: a script's sudo reaches the offer and the audit line by its command lines",
+          "[command_pipeline]") {
+    Session session;
+    const std::string refusal =
+        "sudo: The \"no new privileges\" flag is set, which prevents sudo from running as "
+        "root.\r\n";
+    session.sandbox.scripts["./deploy.sh"] = {
+        refusal + refusal + "deploy finished\r\n", 0, kWorkspace,
+        std::vector<SudoRecord>{{kWorkspace, {"sudo", "-n", "systemctl", "restart", "nginx"}},
+                                {kSubfolder, {"sudo", "-n", "true"}}}};
+    session.run("./deploy.sh", CommandSource::user);
+    REQUIRE(session.approver.offers.size() == 1);
+    const std::string details =
+        offer_details("./deploy.sh", kWorkspace, session.approver.offers[0].refusals);
+    CHECK_THAT(details, Catch::Contains("  sudo: sudo -n systemctl restart nginx\n"
+                                        "      (run by the command in /home/cztest/work)\n"));
+    CHECK_THAT(details, Catch::Contains("  sudo: sudo -n true\n"
+                                        "      (run by the command in /home/cztest/work/sub)\n"));
+    const std::vector<json> audit = session.audit();
+    REQUIRE(audit.size() == 1);
+    REQUIRE(audit[0]["refusals"].size() == 2);
+    CHECK(audit[0]["refusals"][1]["subject"] == "sudo -n true");
+    CHECK(audit[0]["refusals"][1]["origin"] == "run by the command in /home/cztest/work/sub");
+}
+
+TEST_CASE("pipeline: printing sudo's refusal line without running sudo asks nothing",
+          "[command_pipeline]") {
+    Session session;
+    session.sandbox.scripts["cat notes.txt"] = {
+        "sudo: The \"no new privileges\" flag is set, which prevents sudo from running as "
+        "root.\r\n",
+        0};
+    CHECK(session.run("cat notes.txt", CommandSource::user).refusals.empty());
+    CHECK(session.approver.offers.empty());
 }
 
 TEST_CASE("pipeline: Deny and a timeout leave the sandboxed result unchanged",

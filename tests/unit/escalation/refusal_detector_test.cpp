@@ -413,3 +413,64 @@ TEST_CASE("Network failures are never a sandbox refusal", "[refusal_detector]") 
             scene.detect("curl -fsS https://example.com/", 7, std::string(output) + "\n").empty());
     }
 }
+
+namespace {
+
+const std::string kNoNewPrivileges =
+    "sudo: /etc/sudo.conf is owned by uid 65534, should be 0\n"
+    "sudo: The \"no new privileges\" flag is set, which prevents sudo from running as root.\n";
+
+std::vector<Refusal> detect_with_runs(const Scene& scene, const std::string& command, int exit_code,
+                                      const std::string& output, std::vector<SudoRecord> runs) {
+    DetectionContext ctx = scene.context(command, exit_code);
+    ctx.sudo_runs = std::move(runs);
+    return detect_refusals(ctx, output);
+}
+
+}  // namespace
+
+TEST_CASE("a script's sudo counts when the stand-in recorded it", "[refusal_detector]") {
+    const Scene scene;
+    const auto refusals = detect_with_runs(
+        scene, "./deploy.sh", 0, kNoNewPrivileges + kNoNewPrivileges + "deploy finished\n",
+        {{"/home/cztest/work", {"sudo", "-n", "systemctl", "restart", "nginx"}},
+         {"/home/cztest/work/app", {"sudo", "-n", "true"}}});
+    CHECK(subjects(refusals) ==
+          Subjects{"sudo sudo -n systemctl restart nginx", "sudo sudo -n true"});
+    CHECK(refusals[0].origin == "run by the command in /home/cztest/work");
+    CHECK(refusals[1].origin == "run by the command in /home/cztest/work/app");
+    CHECK(refusals[1].evidence ==
+          "sudo: The \"no new privileges\" flag is set, which prevents sudo from running as root.");
+}
+
+TEST_CASE("each run of sudo is named, the same line twice too", "[refusal_detector]") {
+    const Scene scene;
+    const SudoRecord run{"/home/cztest/work", {"sudo", "-n", "true"}};
+    const auto refusals = detect_with_runs(scene, "./deploy.sh", 0, kNoNewPrivileges, {run, run});
+    CHECK(subjects(refusals) == Subjects{"sudo sudo -n true", "sudo sudo -n true"});
+}
+
+TEST_CASE("a loop of sudo names a bounded number of them", "[refusal_detector]") {
+    const Scene scene;
+    std::vector<SudoRecord> runs;
+    for (int i = 0; i < 20; ++i) runs.push_back({"/w", {"sudo", "rm", std::to_string(i)}});
+    const auto refusals = detect_with_runs(scene, "./clean.sh", 1, kNoNewPrivileges, runs);
+    REQUIRE(refusals.size() == 8);
+    CHECK(refusals.back().origin == "run by the command in /w; 12 more runs of sudo not shown");
+}
+
+TEST_CASE("a watched sandbox trusts the records, not the command text", "[refusal_detector]") {
+    const Scene scene;
+    // Printing sudo's refusal line runs no sudo, even where the text names sudo.
+    CHECK(detect_with_runs(scene, "grep -r \"no new privileges\" logs/", 0, kNoNewPrivileges, {})
+              .empty());
+    CHECK(detect_with_runs(scene, "echo sudo -n true; cat logs/sudo.log", 0, kNoNewPrivileges, {})
+              .empty());
+    // A record without sudo's refusal line: sudo ran and did not say the sandbox stopped it.
+    CHECK(detect_with_runs(scene, "./deploy.sh", 1, "sudo: a password is required\n",
+                           {{"/w", {"sudo", "true"}}})
+              .empty());
+    // Nothing watched: the command text decides, as before.
+    CHECK(subjects(scene.detect("sudo -n true", 1, kNoNewPrivileges)) == Subjects{"sudo sudo"});
+    CHECK(scene.detect("./deploy.sh", 0, kNoNewPrivileges).empty());
+}
