@@ -162,8 +162,27 @@ std::vector<std::string> quoted_paths_from_end(const std::vector<Quoted>& quoted
     return paths;
 }
 
+std::vector<std::string> paths_before(std::string_view before);
+
+// tar says what it was doing between the path and the error:
+// "tar: tool.sh: Cannot open: Read-only file system", "tar: x: Cannot create symlink to 'y': ...".
+// Changing a file's owner or mode is left out: that fails for a user on the host as well.
+std::optional<std::vector<std::string>> tar_paths(std::string_view before) {
+    static constexpr std::array<std::string_view, 6> kActions = {
+        ": Cannot open",          ": Cannot mkdir", ": Cannot create symlink to ",
+        ": Cannot hard link to ", ": Cannot utime", ": Cannot stat"};
+    for (const auto action : kActions) {
+        const std::size_t pos = before.rfind(action);
+        if (pos == std::string_view::npos) continue;
+        if (action.ends_with(' ') || pos + action.size() == before.size())
+            return paths_before(before.substr(0, pos));
+    }
+    return std::nullopt;
+}
+
 // "<where>: <path>: <error>": the path is in the last colon-separated part before the error.
 std::vector<std::string> paths_before(std::string_view before) {
+    if (auto tar = tar_paths(before)) return *tar;
     const std::vector<Quoted> quoted = quoted_strings(before);
     std::size_t segment_start = 0;
     for (std::size_t pos = before.rfind(": "); pos != std::string_view::npos;

@@ -157,6 +157,42 @@ class RefusalCollector {
                 return;
             }
         }
+        // EROFS cannot come from a place the sandbox may write: a relative path that resolves
+        // into one was printed by a program that works elsewhere (`tar -C DIR`, `make -C DIR`,
+        // a `cd`). Only when no path of the line is refused as it reads.
+        if (error->code != ErrorCode::erofs) return;
+        for (const auto& printed : error->paths) {
+            if (is_relative(printed) && ctx_.policy.can_write(resolve(printed))) {
+                add(RefusalKind::write, where_relative_points(printed), text);
+                return;
+            }
+        }
+    }
+
+    static bool is_relative(const std::string& printed) {
+        return !printed.starts_with('/') && !printed.starts_with('~') &&
+               !printed.starts_with("$HOME") && !printed.starts_with("${HOME}");
+    }
+
+    // The one path, among those the printed one means in the folders where the command line's
+    // programs run (after its `cd`s, or in their `-C` folder), that the sandbox may not write;
+    // when there is no such path, or more than one, the path as printed, since an absolute path
+    // the command may never have touched would mislead.
+    std::string where_relative_points(const std::string& printed) const {
+        std::string base = cwd_;
+        std::optional<std::string> found;
+        for (const auto& program : directory_arguments(ctx_.command)) {
+            const std::string dir = program.dir.empty() ? base : resolve_from(program.dir, base);
+            if (program.changes_cwd) {
+                base = dir;
+                continue;
+            }
+            const std::string candidate = absolute_path(printed, dir, ctx_.policy.home);
+            if (ctx_.policy.can_write(candidate) || candidate == found) continue;
+            if (found) return printed;
+            found = candidate;
+        }
+        return found.value_or(printed);
     }
 
     // A read-only mount (EROFS) or a bind-mounted protected file (EBUSY) is the sandbox's
@@ -172,14 +208,16 @@ class RefusalCollector {
     // existed reads the same, and asking then would be a false prompt.
     bool hidden_by_sandbox(const std::string& path) const { return ctx_.host.exists(path); }
 
-    std::string resolve(const std::string& printed) const {
+    std::string resolve(const std::string& printed) const { return resolve_from(printed, cwd_); }
+
+    std::string resolve_from(const std::string& printed, const std::string& base) const {
         for (const std::string_view home : {"${HOME}", "$HOME"}) {
             if (printed.starts_with(home) &&
                 (printed.size() == home.size() || printed[home.size()] == '/'))
-                return absolute_path(ctx_.policy.home + printed.substr(home.size()), cwd_,
+                return absolute_path(ctx_.policy.home + printed.substr(home.size()), base,
                                      ctx_.policy.home);
         }
-        return absolute_path(printed, cwd_, ctx_.policy.home);
+        return absolute_path(printed, base, ctx_.policy.home);
     }
 
     void add(RefusalKind kind, const std::string& subject, std::string_view text) {

@@ -285,6 +285,12 @@ bool is_leading_reserved_word(std::string_view word) {
     return false;
 }
 
+bool is_closing_reserved_word(std::string_view word) {
+    for (const char* w : {"fi", "done", "esac", "}"})
+        if (word == w) return true;
+    return false;
+}
+
 std::string_view program_name(std::string_view word) {
     const std::size_t slash = word.rfind('/');
     return slash == std::string_view::npos ? word : word.substr(slash + 1);
@@ -393,6 +399,43 @@ ShellScan scan_shell(std::string_view text) {
 
 bool runs_sudo(std::string_view command) {
     return runs_sudo_nested(command, 0);
+}
+
+std::vector<DirectoryArgument> directory_arguments(std::string_view command) {
+    std::vector<DirectoryArgument> found;
+    for (const auto& words : scan_shell(command).commands) {
+        std::size_t start = 0;
+        while (start < words.size() &&
+               (is_leading_reserved_word(words[start]) || is_assignment(words[start])))
+            ++start;
+        // A closing word ends a compound command and runs nothing.
+        if (start == words.size() || is_closing_reserved_word(words[start])) continue;
+        const std::string_view name = program_name(words[start]);
+        if (name == "cd" || name == "pushd") {
+            for (std::size_t i = start + 1; i < words.size(); ++i) {
+                if (words[i] == "--" || (words[i].starts_with('-') && words[i].size() > 1))
+                    continue;
+                found.push_back({words[i], true});
+                break;
+            }
+            continue;
+        }
+        constexpr std::string_view kLong = "--directory=";
+        DirectoryArgument program{"", false};
+        for (std::size_t i = start + 1; i < words.size(); ++i) {
+            const std::string& word = words[i];
+            const bool takes_next = word == "-C" || word == "--directory";
+            if (takes_next && i + 1 < words.size()) {
+                program.dir = words[++i];
+            } else if (word.starts_with("-C") && word.size() > 2) {
+                program.dir = word.substr(2);
+            } else if (word.starts_with(kLong) && word.size() > kLong.size()) {
+                program.dir = word.substr(kLong.size());
+            }
+        }
+        found.push_back(std::move(program));
+    }
+    return found;
 }
 
 }  // namespace caretz

@@ -24,4 +24,15 @@ ShellScan scan_shell(std::string_view text);
 // (`echo sudo`, `which sudo`, `grep "sudo: ..." logs/`).
 bool runs_sudo(std::string_view command);
 
+// Where each simple command of the text runs, in the order written: `cd DIR` and `pushd DIR`
+// change the cwd of what follows (changes_cwd); any other program runs in that cwd, or in the
+// folder its `-C DIR` / `-CDIR` (tar, make, git) or `--directory=DIR` / `--directory DIR` (tar,
+// make) names; `dir` is empty when it names none.
+struct DirectoryArgument {
+    std::string dir;  // as written, quotes removed
+    bool changes_cwd;
+};
+
+std::vector<DirectoryArgument> directory_arguments(std::string_view command);
+
 }  // namespace caretz

@@ -133,8 +133,9 @@ TEST_CASE("Paths in messages resolve against the cwd and understand home forms",
 
 TEST_CASE("An empty cwd means the workspace", "[refusal_detector]") {
     const Scene scene;
-    CHECK(
-        scene.detect("touch x", 1, "touch: cannot touch 'x': Read-only file system\n", "").empty());
+    CHECK(subjects(scene.detect("cat ../.ssh/id_ed25519", 1,
+                                "cat: ../.ssh/id_ed25519: No such file or directory\n", "")) ==
+          Subjects{"hidden /home/cztest/.ssh/id_ed25519"});
 }
 
 TEST_CASE("Message formats of tools not installed where the cases were captured",
@@ -473,4 +474,51 @@ TEST_CASE("a watched sandbox trusts the records, not the command text", "[refusa
     // Nothing watched: the command text decides, as before.
     CHECK(subjects(scene.detect("sudo -n true", 1, kNoNewPrivileges)) == Subjects{"sudo sudo"});
     CHECK(scene.detect("./deploy.sh", 0, kNoNewPrivileges).empty());
+}
+
+TEST_CASE("a relative path that EROFS contradicts is found through -C and cd",
+          "[refusal_detector]") {
+    const Scene scene;
+    const std::string tar =
+        "tar: tool.sh: Cannot open: Read-only file system\n"
+        "tar: sub: Cannot mkdir: Read-only file system\n"
+        "tar: Exiting with failure status due to previous errors\n";
+    CHECK(subjects(scene.detect("tar -xf bundle.tar -C ~/outside", 2, tar)) ==
+          Subjects{"write /home/cztest/outside/tool.sh", "write /home/cztest/outside/sub"});
+    CHECK(subjects(scene.detect("tar -xf ../bundle.tar -C /usr/share", 2, tar,
+                                "/home/cztest/work/out")) ==
+          Subjects{"write /usr/share/tool.sh", "write /usr/share/sub"});
+    // A cd earlier in the same line moves where a relative -C points.
+    CHECK(subjects(scene.detect("cd /srv && tar -xf ~/work/b.tar -C app", 2, tar)) ==
+          Subjects{"write /srv/app/tool.sh", "write /srv/app/sub"});
+    // -C into the workspace is no contradiction's answer: the subject stays as printed.
+    CHECK(subjects(scene.detect("tar -xf b.tar -C build", 2, tar)) ==
+          Subjects{"write tool.sh", "write sub"});
+    // Nothing in the command says where: as printed, never an invented absolute path.
+    CHECK(subjects(scene.detect("./install.sh", 2, tar)) == Subjects{"write tool.sh", "write sub"});
+    // Two folders it could be: as printed.
+    CHECK(subjects(scene.detect("tar -xf a.tar -C /opt; tar -xf b.tar -C /srv", 2,
+                                "tar: tool.sh: Cannot open: Read-only file system\n")) ==
+          Subjects{"write tool.sh"});
+}
+
+TEST_CASE("a relative path is only re-read for EROFS, and only when the command failed",
+          "[refusal_detector]") {
+    const Scene scene;
+    // Permission and missing-file errors in the workspace are the command's own.
+    CHECK(scene
+              .detect("tar -xf b.tar -C /opt", 2,
+                      "tar: tool.sh: Cannot open: Permission denied\n"
+                      "tar: sub/a: Cannot open: No such file or directory\n")
+              .empty());
+    CHECK(scene
+              .detect("tar -xf b.tar -C /opt; true", 0,
+                      "tar: tool.sh: Cannot open: Read-only file system\n")
+              .empty());
+    // Changing a file's owner fails for a user on the host as well: no refusal.
+    CHECK(scene
+              .detect("tar -xpf b.tar -C /opt", 2,
+                      "tar: tool.sh: Cannot change ownership to uid 0, gid 0: Operation not "
+                      "permitted\n")
+              .empty());
 }

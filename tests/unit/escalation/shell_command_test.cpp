@@ -124,3 +124,25 @@ TEST_CASE("scan_shell survives unterminated quotes and substitutions", "[shell_c
     CHECK_NOTHROW(scan_shell("trailing backslash \\"));
     CHECK(runs_sudo("echo \"$(sudo true"));
 }
+
+TEST_CASE("directory_arguments finds where -C and cd point programs", "[shell_command]") {
+    using caretz::directory_arguments;
+    using caretz::DirectoryArgument;
+    const auto dirs = [](const char* command) {
+        std::vector<std::string> out;
+        for (const DirectoryArgument& d : directory_arguments(command))
+            out.push_back((d.changes_cwd ? "cd " : "in ") + d.dir);
+        return out;
+    };
+    using Dirs = std::vector<std::string>;
+    CHECK(dirs("tar -xf bundle.tar -C ~/outside") == Dirs{"in ~/outside"});
+    CHECK(dirs("tar -xf b.tar -C'/opt/my dir' && make -Cbuild install") ==
+          Dirs{"in /opt/my dir", "in build"});
+    CHECK(dirs("make --directory=/srv/app; tar --directory /srv x") ==
+          Dirs{"in /srv/app", "in /srv"});
+    CHECK(dirs("cd /etc && git -C repo pull") == Dirs{"cd /etc", "in repo"});
+    CHECK(dirs("if cd -P /srv; then pushd sub; touch x; fi") == Dirs{"cd /srv", "cd sub", "in "});
+    CHECK(dirs("LANG=C cd /x") == Dirs{"cd /x"});
+    CHECK(dirs("tar -C") == Dirs{"in "});
+    CHECK(dirs("ls -la | grep x") == Dirs{"in ", "in "});
+}
