@@ -10,6 +10,7 @@
 
 #include "pty/fd_io.h"
 #include "pty/unique_fd.h"
+#include "sandbox/bwrap_command.h"
 #include "sandbox/sudo_record.h"
 
 namespace caretz {
@@ -37,8 +38,10 @@ void append_record(const SudoRecord& record) {
 }  // namespace
 
 std::optional<std::string> real_sudo_for_stand_in() {
+    // Run by its own name under the runtime folder it is Caretz's supervisor or forwarder,
+    // whatever a command may have put beside it there.
     const std::string self = read_link("/proc/self/exe");
-    if (self.empty() || self.starts_with(kRealSudoDir)) return std::nullopt;
+    if (self.empty() || self.starts_with(std::string(kRuntimeDir) + "/")) return std::nullopt;
     std::string real = std::string(kRealSudoDir) + self;
     if (::access(real.c_str(), F_OK) != 0) return std::nullopt;
     return real;
