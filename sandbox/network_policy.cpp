@@ -14,6 +14,12 @@ bool host_character(char c) {
 
 }  // namespace
 
+bool is_plain_host(std::string_view host, bool ipv6) {
+    if (ipv6) return !host.empty() && host.find_first_not_of("0123456789abcdef:.") == host.npos;
+    return !host.empty() && !host.starts_with('.') &&
+           std::all_of(host.begin(), host.end(), host_character);
+}
+
 std::optional<uint16_t> parse_port_number(std::string_view text) {
     unsigned value = 0;
     auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -51,9 +57,8 @@ std::optional<DomainPattern> parse_domain_pattern(std::string_view text) {
             if (!rest.starts_with(':') || !(pattern.port = parse_port_number(rest.substr(1))))
                 return std::nullopt;
         }
-        if (name.empty() || name.find_first_not_of("0123456789abcdefABCDEF:.") != name.npos)
-            return std::nullopt;
         pattern.host = canonical_host(name);
+        if (!is_plain_host(pattern.host, true)) return std::nullopt;
         return pattern;
     }
     auto colon = name.find(':');
@@ -66,9 +71,7 @@ std::optional<DomainPattern> parse_domain_pattern(std::string_view text) {
         name.remove_prefix(2);
     }
     pattern.host = canonical_host(name);
-    if (pattern.host.empty() || pattern.host.starts_with('.') ||
-        !std::all_of(pattern.host.begin(), pattern.host.end(), host_character))
-        return std::nullopt;
+    if (!is_plain_host(pattern.host, false)) return std::nullopt;
     return pattern;
 }
 

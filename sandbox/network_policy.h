@@ -32,6 +32,11 @@ std::optional<uint16_t> parse_port_number(std::string_view text);
 // A host name in lower case without a trailing dot: "Example.COM." is example.com.
 std::string canonical_host(std::string_view host);
 
+// Whether a canonical host is a name or IPv4 address made of letters, digits, '-', '_' and
+// '.' only, or (`ipv6`) an IPv6 address of hex digits, ':' and '.'. Any other byte (a NUL, a
+// '%', a space) could make the name the policy judges differ from the one that is resolved.
+bool is_plain_host(std::string_view host, bool ipv6);
+
 // Allowed and denied destinations, judged on the host name the client asked for; a denied
 // pattern wins over an allowed one.
 class DomainPolicy {

@@ -35,8 +35,8 @@ bool parse_authority(std::string_view authority, uint16_t default_port, ProxyReq
         port = authority.substr(colon + 1);
         if (host.find(':') != std::string_view::npos) return false;
     }
-    if (host.empty() || host.find_first_of(" \t/@\\") != std::string_view::npos) return false;
     out.host = canonical_host(host);
+    if (!is_plain_host(out.host, authority.starts_with('['))) return false;
     if (port.empty()) {
         out.port = default_port;
         return default_port != 0;

@@ -80,6 +80,26 @@ TEST_CASE("Requests the proxy does not take", "[network_request]") {
     }
 }
 
+TEST_CASE("The host judged is the host resolved: no byte that could part them",
+          "[network_request]") {
+    using namespace std::string_literals;
+    const std::string heads[] = {
+        // A NUL ends the name that is resolved, so the policy would judge one host (this one
+        // passes "*.allowed.example") and the proxy connect to another (127.0.0.1).
+        "GET http://127.0.0.1\0.allowed.example/ HTTP/1.1\r\n\r\n"s,
+        "CONNECT 127.0.0.1\0.allowed.example:443 HTTP/1.1\r\n\r\n"s,
+        "CONNECT internal%2eexample:443 HTTP/1.1\r\n\r\n",
+        "CONNECT [::1%25eth0]:443 HTTP/1.1\r\n\r\n",
+        "CONNECT [::g]:443 HTTP/1.1\r\n\r\n",
+        "CONNECT .example:443 HTTP/1.1\r\n\r\n",
+        "GET http://ex\xc3\xa4mple.com/ HTTP/1.1\r\n\r\n",
+    };
+    for (const auto& head : heads) {
+        INFO(head);
+        CHECK_FALSE(parse_proxy_request(head));
+    }
+}
+
 TEST_CASE("The head ends at the first blank line", "[network_request]") {
     CHECK(request_head_end("GET http://a/ HTTP/1.1\r\nHost: a\r\n") == 0);
     CHECK(request_head_end("GET http://a/ HTTP/1.1\r\n\r\nbody") == 26);
