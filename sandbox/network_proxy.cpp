@@ -297,9 +297,12 @@ UniqueFd NetworkProxy::open_upstream(int client) {
     }
     auto request = parse_proxy_request(std::string_view(data).substr(0, head_end));
     if (!request) {
-        send_all(client, proxy_response(400, "Bad Request",
-                                        "Caretz's proxy takes CONNECT and plain http:// "
-                                        "requests only.\n"));
+        send_all(client,
+                 proxy_response(400, "Bad Request",
+                                "Caretz's proxy takes CONNECT and plain http:// requests only, "
+                                "with a host name of letters, digits, '-', '_' and '.', and "
+                                "header lines of a name, a colon and a value without control "
+                                "characters.\n"));
         return UniqueFd();
     }
     const DomainVerdict verdict = policy_.check(request->host, request->port);

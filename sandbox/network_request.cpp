@@ -47,15 +47,41 @@ bool parse_authority(std::string_view authority, uint16_t default_port, ProxyReq
     return true;
 }
 
-std::vector<std::string_view> split_lines(std::string_view head) {
+// The head's lines, or nothing when a line holds a control character other than a tab: a bare
+// CR or LF, which some servers take for the end of a line, would let a client slip a header
+// (a second Host) past the proxy that the server then reads.
+std::optional<std::vector<std::string_view>> split_lines(std::string_view head) {
     std::vector<std::string_view> lines;
     while (!head.empty()) {
         auto end = head.find("\r\n");
         if (end == std::string_view::npos) end = head.size();
-        lines.push_back(head.substr(0, end));
+        std::string_view line = head.substr(0, end);
+        for (unsigned char c : line)
+            if ((c < 0x20 && c != '\t') || c == 0x7f) return std::nullopt;
+        lines.push_back(line);
         head.remove_prefix(std::min(head.size(), end + 2));
     }
     return lines;
+}
+
+// RFC 9110's token, which a method and a header name must be: a name with a space ("Host :")
+// is one that a lenient server might still read as Host.
+bool is_token(std::string_view text) {
+    if (text.empty()) return false;
+    for (unsigned char c : text)
+        if (!std::isalnum(c) && std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) ==
+                                    std::string_view::npos)
+            return false;
+    return true;
+}
+
+// The Host header's value for the destination that was judged: "[v6]" in brackets, the port
+// only when it is not HTTP's own.
+std::string host_header_value(const ProxyRequest& request) {
+    std::string value =
+        request.host.find(':') != std::string::npos ? "[" + request.host + "]" : request.host;
+    if (request.port != 80) value += ":" + std::to_string(request.port);
+    return value;
 }
 
 // Headers meant for the proxy, or for this one hop, that must not travel on.
@@ -74,16 +100,18 @@ size_t request_head_end(std::string_view data) {
 }
 
 std::optional<ProxyRequest> parse_proxy_request(std::string_view head) {
-    std::vector<std::string_view> lines = split_lines(head);
-    if (lines.empty()) return std::nullopt;
-    std::string_view line = lines[0];
+    auto lines = split_lines(head);
+    if (!lines || lines->empty()) return std::nullopt;
+    std::string_view line = (*lines)[0];
     auto first_space = line.find(' ');
     auto last_space = line.rfind(' ');
     if (first_space == std::string_view::npos || first_space == last_space) return std::nullopt;
     std::string_view method = line.substr(0, first_space);
     std::string_view target = line.substr(first_space + 1, last_space - first_space - 1);
     std::string_view version = line.substr(last_space + 1);
-    if (!version.starts_with("HTTP/1.") || target.empty()) return std::nullopt;
+    if (!is_token(method) || (version != "HTTP/1.1" && version != "HTTP/1.0") || target.empty() ||
+        target.find_first_of(" \t") != std::string_view::npos)
+        return std::nullopt;
 
     ProxyRequest request;
     if (method == "CONNECT") {
@@ -103,20 +131,25 @@ std::optional<ProxyRequest> parse_proxy_request(std::string_view head) {
     if (authority.find('@') != std::string_view::npos || !parse_authority(authority, 80, request))
         return std::nullopt;
 
+    // The server gets the host that was judged, whatever Host the client sent (RFC 9112 3.2.2
+    // asks this of a proxy): a client allowed to reach one server must not ask it for another
+    // of its virtual hosts.
     std::string& out = request.upstream_head;
-    out = std::string(method) + " " + path + " " + std::string(version) + "\r\n";
-    bool has_host = false;
-    for (size_t i = 1; i < lines.size(); ++i) {
-        std::string_view header = lines[i];
+    out = std::string(method) + " " + path + " " + std::string(version) + "\r\n" +
+          "Host: " + host_header_value(request) + "\r\n";
+    for (size_t i = 1; i < lines->size(); ++i) {
+        std::string_view header = (*lines)[i];
+        if (header.empty()) continue;
+        // Only "name: value" lines: a folded line (which RFC 9112 5.2 lets a proxy refuse)
+        // would continue the header before it, Host included, for a server that unfolds.
         auto colon = header.find(':');
-        if (colon == std::string_view::npos) continue;
+        if (colon == std::string_view::npos || !is_token(header.substr(0, colon)))
+            return std::nullopt;
         std::string_view name = header.substr(0, colon);
-        if (hop_header(name)) continue;
-        if (equals_nocase(name, "host")) has_host = true;
+        if (hop_header(name) || equals_nocase(name, "host")) continue;
         out.append(header);
         out += "\r\n";
     }
-    if (!has_host) out += "Host: " + std::string(authority) + "\r\n";
     out += "Connection: close\r\n\r\n";
     return request;
 }

@@ -16,13 +16,16 @@ struct ProxyRequest {
     std::string host;     // as the client named it, lower case; IPv6 without brackets
     uint16_t port = 0;
     // For a plain HTTP request: the head to send upstream, with the target in origin form
-    // ("/path?query"), the proxy's own headers removed and "Connection: close", so one
-    // connection carries requests to this one destination only.
+    // ("/path?query"), a Host header naming `host` and `port` in place of the client's, the
+    // proxy's own headers removed and "Connection: close", so one connection carries requests
+    // to this one destination only.
     std::string upstream_head;
 };
 
 // Parses a request head (everything up to and including the blank line). Accepts CONNECT
-// with an authority, and absolute http:// URIs; nullopt for anything else.
+// with an authority, and absolute http:// URIs; nullopt for anything else, and for a head a
+// server might read differently from the proxy (a bare CR or LF, a folded or malformed header
+// line, a control character).
 std::optional<ProxyRequest> parse_proxy_request(std::string_view head);
 
 // The end of the head in `data` (just past "\r\n\r\n"), or 0 while it is incomplete.

@@ -54,12 +54,77 @@ TEST_CASE("Plain requests: ports, bare hosts, a missing Host header", "[network_
     CHECK(r->host == "127.0.0.1");
     CHECK(r->port == 8080);
     CHECK(r->upstream_head ==
-          "POST / HTTP/1.0\r\nContent-Length: 2\r\nHost: 127.0.0.1:8080\r\nConnection: "
+          "POST / HTTP/1.0\r\nHost: 127.0.0.1:8080\r\nContent-Length: 2\r\nConnection: "
           "close\r\n\r\n");
     r = parse_proxy_request("GET HTTP://Example.com?q HTTP/1.1\r\nHost: example.com\r\n\r\n");
     REQUIRE(r);
     CHECK(r->host == "example.com");
     CHECK(r->upstream_head.starts_with("GET /?q HTTP/1.1\r\n"));
+}
+
+TEST_CASE("The server gets the host that was judged, whatever Host the client sent",
+          "[network_request]") {
+    struct Case {
+        const char* head;
+        const char* host;  // judged
+        const char* forwarded;
+    };
+    const Case cases[] = {
+        {"GET http://allowed.example/ HTTP/1.1\r\nHost: other.example\r\n\r\n", "allowed.example",
+         "GET / HTTP/1.1\r\nHost: allowed.example\r\nConnection: close\r\n\r\n"},
+        // Two Host headers, in any spelling: neither goes on.
+        {"GET http://allowed.example/x HTTP/1.1\r\nhost: allowed.example\r\nHOST: other.example\r\n"
+         "Accept: */*\r\n\r\n",
+         "allowed.example",
+         "GET /x HTTP/1.1\r\nHost: allowed.example\r\nAccept: */*\r\nConnection: close\r\n\r\n"},
+        // The judged form: lower case, no trailing dot, the port only when it is not 80.
+        {"GET http://Allowed.Example.:8080/ HTTP/1.1\r\nHost: Allowed.Example.:8080\r\n\r\n",
+         "allowed.example",
+         "GET / HTTP/1.1\r\nHost: allowed.example:8080\r\nConnection: close\r\n\r\n"},
+        {"GET http://allowed.example:80/ HTTP/1.1\r\nHost: allowed.example:8080\r\n\r\n",
+         "allowed.example", "GET / HTTP/1.1\r\nHost: allowed.example\r\nConnection: close\r\n\r\n"},
+        {"GET http://[::1]:8080/ HTTP/1.1\r\nHost: other.example\r\n\r\n", "::1",
+         "GET / HTTP/1.1\r\nHost: [::1]:8080\r\nConnection: close\r\n\r\n"},
+        {"GET http://[::1]/ HTTP/1.1\r\n\r\n", "::1",
+         "GET / HTTP/1.1\r\nHost: [::1]\r\nConnection: close\r\n\r\n"},
+        // A header value may hold a tab and bytes above ASCII.
+        {"GET http://a.example/ HTTP/1.1\r\nX-Note: \tcaf\xc3\xa9\r\n\r\n", "a.example",
+         "GET / HTTP/1.1\r\nHost: a.example\r\nX-Note: \tcaf\xc3\xa9\r\nConnection: close\r\n\r\n"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.head);
+        auto r = parse_proxy_request(c.head);
+        REQUIRE(r);
+        CHECK(r->host == c.host);
+        CHECK(r->upstream_head == c.forwarded);
+    }
+}
+
+TEST_CASE("Heads that could smuggle another host past the proxy are refused", "[network_request]") {
+    const std::string heads[] = {
+        // A bare LF or CR ends a line for some servers: a second Host the proxy never saw.
+        "GET http://allowed.example/ HTTP/1.1\r\nX-A: b\nHost: other.example\r\n\r\n",
+        "GET http://allowed.example/ HTTP/1.1\r\nX-A: b\rHost: other.example\r\n\r\n",
+        "GET http://allowed.example/ HTTP/1.1\nHost: other.example\nX: HTTP/1.1\r\n\r\n",
+        // A header name that is no token, which a lenient server may still read as Host.
+        "GET http://allowed.example/ HTTP/1.1\r\nHost : other.example\r\n\r\n",
+        "GET http://allowed.example/ HTTP/1.1\r\n Host: other.example\r\n\r\n",
+        // A folded line continues the header before it.
+        "GET http://allowed.example/ HTTP/1.1\r\nX-A: b\r\n other.example\r\n\r\n",
+        "GET http://allowed.example/ HTTP/1.1\r\nX-A: b\r\n\tother.example\r\n\r\n",
+        // Other control bytes.
+        "GET http://allowed.example/ HTTP/1.1\r\nX-A: \x01\r\n\r\n",
+        "GET http://allowed.example/ HTTP/1.1\r\nX-A: \x7f\r\n\r\n",
+        // A target with a space or a tab would end the request line early upstream.
+        "GET http://allowed.example/ x HTTP/1.1\r\n\r\n",
+        "GET http://allowed.example/\tx HTTP/1.1\r\n\r\n",
+        "G T http://allowed.example/ HTTP/1.1\r\n\r\n",
+        "GET http://allowed.example/ HTTP/1.10\r\n\r\n",
+    };
+    for (const auto& head : heads) {
+        INFO(head);
+        CHECK_FALSE(parse_proxy_request(head));
+    }
 }
 
 TEST_CASE("Requests the proxy does not take", "[network_request]") {
