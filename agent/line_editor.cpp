@@ -7,17 +7,16 @@
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
-#include <initializer_list>
 #include <string>
 #include <utility>
 
 #include "pty/fd_io.h"
+#include "pty/utf8.h"
 
 namespace caretz {
 namespace {
 
 constexpr char kEsc = '\x1b';
-constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
 constexpr std::string_view kPasteStart = "\x1b[200~";
 constexpr std::string_view kPasteEnd = "\x1b[201~";
 // Long enough for any key a terminal sends; stops garbage from growing the pending bytes.
@@ -25,71 +24,17 @@ constexpr size_t kLongestEscapeSequence = 32;
 // A lone ESC is a key of its own once this much silence follows it.
 constexpr int kLoneEscapeTimeoutMs = 50;
 
-// ---- UTF-8 ----
-
-bool is_continuation(unsigned char byte) {
-    return (byte & 0xC0) == 0x80;
-}
-
-// The length of the UTF-8 sequence that `lead` starts, or 0 when it cannot start one.
-size_t utf8_sequence_length(unsigned char lead) {
-    if (lead < 0x80) return 1;
-    if (lead >= 0xC2 && lead <= 0xDF) return 2;
-    if (lead >= 0xE0 && lead <= 0xEF) return 3;
-    if (lead >= 0xF0 && lead <= 0xF4) return 4;
-    return 0;
-}
-
-// Decodes the character at `pos` into `code_point` and returns its length, or returns 0 when
-// the bytes there are not valid UTF-8 (stray or missing continuation bytes, overlong forms,
-// surrogates).
-size_t decode_utf8(std::string_view text, size_t pos, char32_t& code_point) {
-    unsigned char lead = text[pos];
-    size_t length = utf8_sequence_length(lead);
-    if (length == 0 || pos + length > text.size()) return 0;
-    char32_t value = length == 1 ? lead : lead & (0x7F >> length);
-    for (size_t i = 1; i < length; ++i) {
-        unsigned char byte = text[pos + i];
-        if (!is_continuation(byte)) return 0;
-        value = (value << 6) | (byte & 0x3F);
-    }
-    static constexpr char32_t kSmallestForLength[] = {0, 0, 0x80, 0x800, 0x10000};
-    bool surrogate = value >= 0xD800 && value <= 0xDFFF;
-    if (value < kSmallestForLength[length] || value > 0x10FFFF || surrogate) return 0;
-    code_point = value;
-    return length;
-}
-
-// `text` with each invalid byte replaced by U+FFFD, so the buffer only ever holds valid UTF-8
-// and the cursor can always step by whole characters.
-std::string valid_utf8(std::string_view text) {
-    std::string result;
-    result.reserve(text.size());
-    for (size_t pos = 0; pos < text.size();) {
-        char32_t code_point;
-        size_t length = decode_utf8(text, pos, code_point);
-        if (length == 0) {
-            result += kReplacementCharacter;
-            ++pos;
-        } else {
-            result.append(text.substr(pos, length));
-            pos += length;
-        }
-    }
-    return result;
-}
-
 size_t next_character(std::string_view text, size_t pos) {
     if (pos >= text.size()) return text.size();
     ++pos;
-    while (pos < text.size() && is_continuation(text[pos])) ++pos;
+    while (pos < text.size() && is_utf8_continuation(text[pos])) ++pos;
     return pos;
 }
 
 size_t previous_character(std::string_view text, size_t pos) {
     if (pos == 0) return 0;
     --pos;
-    while (pos > 0 && is_continuation(text[pos])) --pos;
+    while (pos > 0 && is_utf8_continuation(text[pos])) --pos;
     return pos;
 }
 
@@ -422,7 +367,7 @@ size_t character_key_length(std::string_view bytes) {
     if (length == 0) return 1;
     for (size_t i = 1; i < length; ++i) {
         if (i == bytes.size()) return 0;
-        if (!is_continuation(bytes[i])) return i;
+        if (!is_utf8_continuation(bytes[i])) return i;
     }
     return length;
 }
@@ -465,50 +410,6 @@ struct Glyph {
     int width;
 };
 
-bool in_ranges(char32_t code_point, std::initializer_list<std::pair<char32_t, char32_t>> ranges) {
-    return std::any_of(ranges.begin(), ranges.end(), [code_point](const auto& range) {
-        return code_point >= range.first && code_point <= range.second;
-    });
-}
-
-// Columns a printable character takes: combining marks and zero-width characters take none,
-// East Asian wide characters and emoji take two. A fixed table rather than wcwidth(3), whose
-// answer depends on the process locale.
-int printable_width(char32_t code_point) {
-    if (in_ranges(code_point, {{0x0300, 0x036F},
-                               {0x0483, 0x0489},
-                               {0x0591, 0x05BD},
-                               {0x1AB0, 0x1AFF},
-                               {0x1DC0, 0x1DFF},
-                               {0x200B, 0x200F},
-                               {0x20D0, 0x20FF},
-                               {0xFE00, 0xFE0F},
-                               {0xFE20, 0xFE2F},
-                               {0xE0100, 0xE01EF}})) {
-        return 0;
-    }
-    if (in_ranges(code_point, {{0x1100, 0x115F},
-                               {0x2E80, 0x303E},
-                               {0x3041, 0x33FF},
-                               {0x3400, 0x4DBF},
-                               {0x4E00, 0x9FFF},
-                               {0xA000, 0xA4CF},
-                               {0xAC00, 0xD7A3},
-                               {0xF900, 0xFAFF},
-                               {0xFE30, 0xFE4F},
-                               {0xFF00, 0xFF60},
-                               {0xFFE0, 0xFFE6},
-                               {0x1F300, 0x1F64F},
-                               {0x1F680, 0x1F6FF},
-                               {0x1F900, 0x1F9FF},
-                               {0x1FA70, 0x1FAFF},
-                               {0x20000, 0x2FFFD},
-                               {0x30000, 0x3FFFD}})) {
-        return 2;
-    }
-    return 1;
-}
-
 std::string caret_notation(char32_t control) {
     return {'^', control == 0x7F ? '?' : static_cast<char>(control + 0x40)};
 }
@@ -518,20 +419,14 @@ Glyph glyph_for(std::string_view bytes, char32_t code_point) {
     if (code_point >= 0x80 && code_point < 0xA0) {
         return {"M-" + caret_notation(code_point - 0x80), 4};
     }
-    return {std::string(bytes), printable_width(code_point)};
+    return {std::string(bytes), display_width(code_point)};
 }
 
 void append_glyphs(std::string_view text, std::vector<Glyph>& glyphs) {
     for (size_t pos = 0; pos < text.size();) {
-        char32_t code_point;
-        size_t length = decode_utf8(text, pos, code_point);
-        if (length == 0) {
-            glyphs.push_back({std::string(kReplacementCharacter), 1});
-            ++pos;
-        } else {
-            glyphs.push_back(glyph_for(text.substr(pos, length), code_point));
-            pos += length;
-        }
+        const Utf8Char character = decode_utf8(text, pos);
+        glyphs.push_back(glyph_for(text.substr(pos, character.length), character.code_point));
+        pos += character.length;
     }
 }
 

@@ -6,6 +6,7 @@
 
 #include "escalation/offer.h"
 #include "pty/fd_io.h"
+#include "pty/utf8.h"
 
 namespace caretz {
 
@@ -14,19 +15,12 @@ namespace {
 constexpr const char* kDim = "\x1b[2m";
 constexpr const char* kPlain = "\x1b[0m";
 
-// The length of the UTF-8 sequence that `lead` starts; 1 for anything else.
-size_t sequence_length(unsigned char lead) {
-    if ((lead >> 5) == 6) return 2;
-    if ((lead >> 4) == 14) return 3;
-    if ((lead >> 3) == 30) return 4;
-    return 1;
-}
-
 }  // namespace
 
 std::string TerminalTextFilter::feed(std::string_view text) {
     std::string input = pending_ + std::string(text);
-    pending_.clear();
+    pending_ = input.substr(input.size() - utf8_incomplete_tail(input));
+    input.resize(input.size() - pending_.size());
     std::string out;
     char buf[8];
     for (size_t i = 0; i < input.size();) {
@@ -42,19 +36,16 @@ std::string TerminalTextFilter::feed(std::string_view text) {
             ++i;
             continue;
         }
-        size_t len = sequence_length(c);
-        if (i + len > input.size()) {
-            pending_ = input.substr(i);
-            break;
-        }
-        // C1 controls (U+0080..U+009F) act as escape sequences on some terminals.
-        auto second = static_cast<unsigned char>(input[i + 1 < input.size() ? i + 1 : i]);
-        if (len == 2 && c == 0xC2 && second < 0xA0) {
-            out += shown_escaped(input.substr(i, 2));
+        // C1 controls (U+0080..U+009F) act as escape sequences on some terminals, and so does a
+        // lone byte such as 0x9B (CSI) on a terminal that takes 8-bit controls.
+        const Utf8Char character = decode_utf8(input, i);
+        const std::string_view bytes = std::string_view(input).substr(i, character.length);
+        if (!character.valid || character.code_point < 0xA0) {
+            out += shown_escaped(bytes);
         } else {
-            out += input.substr(i, len);
+            out += bytes;
         }
-        i += len;
+        i += character.length;
     }
     return out;
 }

@@ -7,8 +7,9 @@
 namespace caretz {
 
 // Text from the model made safe to show on a terminal: control characters other than
-// newline and tab, DEL and C1 controls show as visible escapes, so the model cannot send the
-// terminal a control sequence. A UTF-8 character cut between chunks waits for its rest.
+// newline and tab, DEL, C1 controls and bytes that are not UTF-8 show as visible escapes, so
+// the model cannot send the terminal a control sequence. A UTF-8 character cut between chunks
+// waits for its rest.
 class TerminalTextFilter {
 public:
     std::string feed(std::string_view text);

@@ -6,27 +6,28 @@
 #include <cstdio>
 
 #include "pty/fd_io.h"
+#include "pty/utf8.h"
 
 namespace caretz {
 
 namespace {
 
-// Decodes one UTF-8 character at `i`; returns its code point and length (1 for a bad byte).
-std::pair<char32_t, size_t> decode_utf8(std::string_view s, size_t i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (len == 0 || i + len > s.size()) return {0xFFFD, 1};
-    char32_t cp = len == 1 ? c : c & (0xFF >> (len + 1));
-    for (size_t k = 1; k < len; ++k) {
-        unsigned char cc = static_cast<unsigned char>(s[i + k]);
-        if ((cc >> 6) != 2) return {0xFFFD, 1};
-        cp = (cp << 6) | (cc & 0x3F);
+// The escapes a shell user reads at a glance; other C0 controls and DEL show as \xNN.
+std::string_view named_escape(char32_t code_point) {
+    switch (code_point) {
+        case '\n':
+            return "\\n";
+        case '\r':
+            return "\\r";
+        case '\t':
+            return "\\t";
+        case 0x1b:
+            return "\\e";
+        case '\\':
+            return "\\\\";
+        default:
+            return {};
     }
-    // Overlong forms (C0 9B is ESC's CSI), surrogates and code points past U+10FFFF are not
-    // UTF-8: show their bytes escaped.
-    static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[len] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return {0xFFFD, 1};
-    return {cp, len};
 }
 
 // Characters that change how the text around them looks without being seen themselves.
@@ -36,43 +37,32 @@ bool invisible_or_directional(char32_t cp) {
            cp == 0xFFFD;
 }
 
+std::string byte_escape(unsigned char byte) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", byte);
+    return buf;
+}
+
 }  // namespace
 
 std::string shown_escaped(std::string_view text) {
     std::string out;
-    char buf[16];
     for (size_t i = 0; i < text.size();) {
-        unsigned char c = static_cast<unsigned char>(text[i]);
-        if (c < 0x80) {
-            switch (c) {
-                case '\n': out += "\\n"; break;
-                case '\r': out += "\\r"; break;
-                case '\t': out += "\\t"; break;
-                case 0x1b: out += "\\e"; break;
-                case '\\': out += "\\\\"; break;
-                default:
-                    if (c < 0x20 || c == 0x7f) {
-                        std::snprintf(buf, sizeof buf, "\\x%02x", c);
-                        out += buf;
-                    } else {
-                        out += static_cast<char>(c);
-                    }
-            }
-            ++i;
-            continue;
-        }
-        auto [cp, len] = decode_utf8(text, i);
-        if (invisible_or_directional(cp)) {
-            if (cp == 0xFFFD && len == 1) {
-                std::snprintf(buf, sizeof buf, "\\x%02x", c);
-            } else {
-                std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
-            }
+        const Utf8Char c = decode_utf8(text, i);
+        if (!c.valid) {
+            out += byte_escape(static_cast<unsigned char>(text[i]));
+        } else if (auto named = named_escape(c.code_point); !named.empty()) {
+            out += named;
+        } else if (c.code_point < 0x20 || c.code_point == 0x7f) {
+            out += byte_escape(static_cast<unsigned char>(c.code_point));
+        } else if (invisible_or_directional(c.code_point)) {
+            char buf[16];
+            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c.code_point));
             out += buf;
         } else {
-            out.append(text.substr(i, len));
+            out.append(text.substr(i, c.length));
         }
-        i += len;
+        i += c.length;
     }
     return out;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pty/escape_splitter.h"
+#include "pty/utf8.h"
 
 namespace caretz {
 
@@ -63,10 +64,6 @@ std::string row_text(const VTermScreenCell* cells, int cols) {
 
 void discard_terminal_replies(const char*, size_t, void*) {}
 
-bool is_utf8_continuation(char c) {
-    return (static_cast<unsigned char>(c) & 0xc0) == 0x80;
-}
-
 // Where the last character of `text` starts, complete or not.
 size_t last_character_start(std::string_view text) {
     size_t start = text.size();
@@ -76,17 +73,9 @@ size_t last_character_start(std::string_view text) {
 
 // The code point of one whole UTF-8 character, or -1 if it is incomplete or invalid.
 int64_t decode_character(std::string_view bytes) {
-    auto first = static_cast<unsigned char>(bytes[0]);
-    size_t length = first < 0x80    ? 1
-                    : first >= 0xf0 ? 4
-                    : first >= 0xe0 ? 3
-                    : first >= 0xc0 ? 2
-                                    : 0;
-    if (length == 0 || bytes.size() != length) return -1;
-    int64_t cp = length == 1 ? first : first & (0x3f >> (length - 1));
-    for (size_t i = 1; i < length; ++i)
-        cp = (cp << 6) | (static_cast<unsigned char>(bytes[i]) & 0x3f);
-    return cp;
+    const Utf8Char character = decode_utf8(bytes, 0);
+    if (!character.valid || character.length != bytes.size()) return -1;
+    return character.code_point;
 }
 
 // Code points that may attach to the character before them: combining marks, zero-width
