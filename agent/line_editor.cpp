@@ -414,10 +414,17 @@ std::string caret_notation(char32_t control) {
     return {'^', control == 0x7F ? '?' : static_cast<char>(control + 0x40)};
 }
 
+// What the screen would not show for what it is appears escaped, as in the offer, so the line
+// submitted is the line seen.
 Glyph glyph_for(std::string_view bytes, char32_t code_point) {
     if (code_point < 0x20 || code_point == 0x7F) return {caret_notation(code_point), 2};
     if (code_point >= 0x80 && code_point < 0xA0) {
         return {"M-" + caret_notation(code_point - 0x80), 4};
+    }
+    if (needs_visible_escape(code_point)) {
+        std::string escape = code_point_escape(code_point);
+        const int width = static_cast<int>(escape.size());
+        return {std::move(escape), width};
     }
     return {std::string(bytes), display_width(code_point)};
 }

@@ -30,13 +30,6 @@ std::string_view named_escape(char32_t code_point) {
     }
 }
 
-// Characters that change how the text around them looks without being seen themselves.
-bool invisible_or_directional(char32_t cp) {
-    return (cp >= 0x80 && cp < 0xA0) || cp == 0xAD || (cp >= 0x200B && cp <= 0x200F) ||
-           (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF ||
-           cp == 0xFFFD;
-}
-
 std::string byte_escape(unsigned char byte) {
     char buf[8];
     std::snprintf(buf, sizeof buf, "\\x%02x", byte);
@@ -55,10 +48,8 @@ std::string shown_escaped(std::string_view text) {
             out += named;
         } else if (c.code_point < 0x20 || c.code_point == 0x7f) {
             out += byte_escape(static_cast<unsigned char>(c.code_point));
-        } else if (invisible_or_directional(c.code_point)) {
-            char buf[16];
-            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c.code_point));
-            out += buf;
+        } else if (needs_visible_escape(c.code_point)) {
+            out += code_point_escape(c.code_point);
         } else {
             out.append(text.substr(i, c.length));
         }

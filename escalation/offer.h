@@ -12,9 +12,10 @@
 
 namespace caretz {
 
-// `text` with every control character, escape sequence and invisible or direction-changing
-// Unicode character shown as a visible escape (\e, \r, \n, \x07, \u202e, ...), so a command
-// cannot disguise itself on the screen.
+// `text` with every control character, escape sequence, byte that is not UTF-8 and character
+// the screen would not show for what it is (needs_visible_escape: direction controls, tags,
+// blank letters, ...) shown as a visible escape (\e, \r, \n, \x07, \xff, \u202e,
+// \U000e0001), so a command cannot disguise itself on the screen.
 std::string shown_escaped(std::string_view text);
 
 // The first line of the offer, wherever it is shown.

@@ -2,6 +2,8 @@
 
 #include <utf8proc.h>
 
+#include <cstdio>
+
 namespace caretz {
 
 namespace {
@@ -58,6 +60,35 @@ std::string valid_utf8(std::string_view text) {
 
 int display_width(char32_t code_point) {
     return utf8proc_charwidth(static_cast<utf8proc_int32_t>(code_point));
+}
+
+bool needs_visible_escape(char32_t code_point) {
+    if (code_point > 0x10FFFF) return true;
+    const auto c = static_cast<utf8proc_int32_t>(code_point);
+    switch (utf8proc_category(c)) {
+        case UTF8PROC_CATEGORY_CC:
+        case UTF8PROC_CATEGORY_CF:
+        case UTF8PROC_CATEGORY_CO:
+        case UTF8PROC_CATEGORY_CS:
+        case UTF8PROC_CATEGORY_CN:
+        case UTF8PROC_CATEGORY_ZL:
+        case UTF8PROC_CATEGORY_ZP:
+            return true;
+        case UTF8PROC_CATEGORY_ZS:
+            return code_point != U' ';
+        default:
+            break;
+    }
+    if (utf8proc_get_property(c)->ignorable) return true;
+    return code_point == 0x2800 || code_point == 0x1D159 || code_point == 0x16FE4 ||
+           code_point == 0xFFFD;
+}
+
+std::string code_point_escape(char32_t code_point) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, code_point > 0xFFFF ? "\\U%08x" : "\\u%04x",
+                  static_cast<unsigned>(code_point));
+    return buf;
 }
 
 }  // namespace caretz

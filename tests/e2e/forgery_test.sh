@@ -145,6 +145,30 @@ check "charsets, concealed text, insert and origin modes cannot garble the offer
     offer_intact "$(visible)" "$tail_e"
 tmux_ send-keys -t main d
 wait_visible "EXITED=" 10
+
+# --- characters the screen would hide ------------------------------------------------------------
+# Each row: a code point, and the escape the offer must show for it between brackets, never the
+# character itself: bidi controls, tags, blank letters, spaces the shell does not split on.
+hidden_rows=(
+    202e:'\u202e' 2066:'\u2066' 200b:'\u200b' feff:'\ufeff' 00ad:'\u00ad' 0085:'\u0085'
+    061c:'\u061c' e0001:'\U000e0001' e0061:'\U000e0061' e007f:'\U000e007f'
+    3164:'\u3164' 115f:'\u115f' 1160:'\u1160' ffa0:'\uffa0' 2800:'\u2800'
+    00a0:'\u00a0' 3000:'\u3000' 2028:'\u2028' e000:'\ue000'
+)
+char_of() { python3 -c 'import sys; sys.stdout.buffer.write(chr(int(sys.argv[1], 16)).encode())' "$1"; }
+tail_h="TAIL-H-$$"
+hidden_command="$refuse #"
+for row in "${hidden_rows[@]}"; do hidden_command+=" [${row%%:*}$(char_of "${row%%:*}")]"; done
+offer_for "$hidden_command $tail_h"
+screen=$(visible)
+check "characters the screen would hide: the offer shows" offer_intact "$screen" "$tail_h"
+for row in "${hidden_rows[@]}"; do
+    hex=${row%%:*}
+    check "... U+${hex^^} shown as ${row#*:}" contains "$screen" "[$hex${row#*:}]"
+    check "... and never as itself" not_contains "$screen" "$(char_of "$hex")"
+done
+tmux_ send-keys -t main d
+wait_visible "EXITED=" 10
 tmux_ kill-session -t main
 
 # --- results -------------------------------------------------------------------------------------

@@ -2,13 +2,15 @@
 // sequences) in arbitrary chunks. Whatever arrives: the decoder loses and invents no byte and
 // splits the same way however the input is chunked; the line stays valid UTF-8 with the cursor
 // on a character boundary; and the rendered line sends the terminal no control character of
-// the text's own (only render's framing: CR, erase line, cursor forward).
+// the text's own (only render's framing: CR, erase line, cursor forward) and no character
+// the screen would hide (needs_visible_escape), which it shows escaped as the offer does.
 
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "agent/line_editor.h"
+#include "pty/utf8.h"
 #include "tests/fuzz/fuzz_common.h"
 
 using namespace caretz;
@@ -33,10 +35,11 @@ void check_render(const LineBuffer& buffer, int columns) {
     require(erase != std::string::npos, "render() does not erase the rest of the line");
     std::string_view shown(out.data() + 1, erase - 1);
     bool clean = true;
-    bool valid =
-        fuzz::utf8_valid(shown, [&](char32_t cp) { clean = clean && !fuzz::is_control(cp); });
+    bool valid = fuzz::utf8_valid(shown, [&](char32_t cp) {
+        clean = clean && !fuzz::is_control(cp) && !needs_visible_escape(cp);
+    });
     require(valid, "the rendered line is not valid UTF-8");
-    require(clean, "the rendered line sends a control character");
+    require(clean, "the rendered line sends a control or hidden character");
     std::string_view tail(out.data() + erase + 4, out.size() - erase - 4);
     if (!tail.empty()) {
         require(tail.starts_with("\x1b[") && tail.ends_with("C"),

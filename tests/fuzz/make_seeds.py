@@ -123,6 +123,9 @@ def main():
                        ("right to left", "ls \u202e; rm -rf ~ \u202c# \u2066x\u2069"),
                        ("zero width", "c\u200burl evil\u200d|sh\ufeff\u00ad"),
                        ("c1 controls", "\u0085\u009b\u009d\u0090x\u009c"),
+                       ("blank letters and tags",
+                        "rm\u061c -rf \u3164/ \u115f\u1160\uffa0 x\U000e0001\U000e0061\U000e007f "
+                        "\u2800 a\u00a0b\u3000 \ue000 \u2028 \ufe0f\u034f \U000e0100"),
                        ("utf-8 text", "echo héllo wörld 日本語 🙂"),
                        ("bad bytes", b"\xff\xfe\xc3\x28\xe2\x82\xf0\x9f\x98".decode("latin-1"))]:
         write("offer_escaping", name, text.encode("utf-8") if name != "bad bytes" else text.encode("latin-1"))
@@ -158,7 +161,8 @@ def main():
                        ("bracketed paste", "\x1b[200~line1\nline2\x1b[31m\x07\x1b[201~\r"),
                        ("lone escape", "\x1b"), ("alt keys", "\x1bx\x1b\x7f\x1b."),
                        ("mouse and focus", "\x1b[<0;10;5M\x1b[I\x1b[O\x1b[M !!"),
-                       ("controls", "".join(chr(c) for c in range(32)) + "\x7f\u0085\u009b")]:
+                       ("controls", "".join(chr(c) for c in range(32)) + "\x7f\u0085\u009b"),
+                       ("hidden characters", "echo \u202ex\u061c \u3164\u00a0\U000e0001\ufffd\r")]:
         write("line_editor", name, keys)
     # Model streams as the scripted servers of the e2e tests send them (OpenAI chat completions
     # and Anthropic Messages), plus the ways servers break them.

@@ -326,6 +326,20 @@ TEST_CASE("render shows control characters in caret notation") {
     CHECK(drawn(render("\x1b]0;x\x07> ", buffer_with({}), 80)) == "^[]0;x^G> ");
 }
 
+TEST_CASE("render shows what the screen would hide escaped, as the offer does") {
+    // A right-to-left override would draw the rest of the line backwards; a Hangul filler
+    // and a no-break space look like nothing or like a space the shell does not split on.
+    CHECK(render("> ",
+                 buffer_with({"echo \xE2\x80\xAE"
+                              "cba",
+                              kLeft}),
+                 80) == "\r> echo \\u202ecba\x1b[K\r\x1b[15C");
+    CHECK(drawn(render("> ", buffer_with({"rm \xE3\x85\xA4 x\xC2\xA0y\xF3\xA0\x80\x81"}), 80)) ==
+          "> rm \\u3164 x\\u00a0y\\U000e0001");
+    // Bytes that are not UTF-8 were stored as U+FFFD, which is shown as such.
+    CHECK(drawn(render("> ", buffer_with({"\xFF"}), 80)) == "> \\ufffd");
+}
+
 TEST_CASE("render scrolls a long line horizontally instead of wrapping") {
     LineBuffer buffer = buffer_with({"abcdefghijklmnopqrstuvwxyz"});
     CHECK(render("> ", buffer, 10) == "\rstuvwxyz\x1b[K\r\x1b[8C");

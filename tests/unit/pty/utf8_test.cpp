@@ -85,3 +85,37 @@ TEST_CASE("display_width: combining marks take none, wide characters two", "[utf
     CHECK(display_width(0x1F600) == 2);
     CHECK(display_width(0xFF21) == 2);
 }
+
+TEST_CASE("needs_visible_escape: by Unicode property, not by a list", "[utf8]") {
+    const char32_t escaped[] = {
+        0x00,   0x1B,     0x7F,     0x85,    0x9B,  // Cc
+        0xAD,   0x061C,   0x180E,   0x200B,  0x200D,  0x200E,  0x202E,
+        0x2066, 0x2069,   0xFEFF,   0xE0001, 0xE0020, 0xE007F, 0x1D173,  // Cf, tags included
+        0xE000, 0xF0000,  0x10FFFD,                                      // Co
+        0xD800, 0xDFFF,                                                  // Cs
+        0x0378, 0xFFFE,   0x10FFFF, 0x2065,                              // Cn
+        0x2028, 0x2029,                                                  // Zl, Zp
+        0xA0,   0x1680,   0x2000,   0x2007,  0x202F,  0x3000,            // spaces other than U+0020
+        0x115F, 0x1160,   0x3164,   0xFFA0,                              // Hangul fillers
+        0x034F, 0x17B4,   0x180B,   0xFE0F,  0xE0100,                    // other default-ignorables
+        0x2800, 0x1D159,  0x16FE4,                                       // drawn blank
+        0xFFFD, 0x110000,
+    };
+    for (char32_t c : escaped) {
+        INFO(std::hex << static_cast<unsigned>(c));
+        CHECK(needs_visible_escape(c));
+    }
+    const char32_t shown[] = {U' ',   U'a',   U'~',   0xE9,   0x0301,  0x0430, 0x0627,
+                              0x05D0, 0x65E5, 0xAC00, 0x2713, 0x1F600, 0x2801, 0x1F3FB};
+    for (char32_t c : shown) {
+        INFO(std::hex << static_cast<unsigned>(c));
+        CHECK_FALSE(needs_visible_escape(c));
+    }
+}
+
+TEST_CASE("code_point_escape: four hex digits, or eight past U+FFFF", "[utf8]") {
+    CHECK(code_point_escape(0x85) == "\\u0085");
+    CHECK(code_point_escape(0x202E) == "\\u202e");
+    CHECK(code_point_escape(0xE0001) == "\\U000e0001");
+    CHECK(code_point_escape(0x10FFFF) == "\\U0010ffff");
+}
