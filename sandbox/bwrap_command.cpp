@@ -74,6 +74,11 @@ public:
                 case HostFs::Type::file:  // a worktree's gitfile: it names the git folder
                     add({"--ro-bind", git, git});
                     break;
+                case HostFs::Type::directory:
+                    // Without HEAD it is no repository: the empty `.git` an earlier sandbox
+                    // left as its mount point, say. `git init` must not fill it either.
+                    if (fs_.type(git + "/HEAD") != HostFs::Type::missing) break;
+                    [[fallthrough]];
                 case HostFs::Type::missing:  // no repository yet: none may be made here
                     // A rebuilt root's top is read-only already, and nothing could be mounted
                     // in it now.

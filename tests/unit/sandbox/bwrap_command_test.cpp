@@ -31,6 +31,7 @@ FakeHostFs typical_host() {
                        {"/home/u/.aws", "d"},
                        {"/home/u/proj", "d"},
                        {"/home/u/proj/.git", "d"},
+                       {"/home/u/proj/.git/HEAD", "f"},
                        {"/home/u/proj/.git/hooks", "d"},
                        {"/home/u/proj/.git/config", "f"},
                        {"/home/u/src", "d"},
@@ -54,9 +55,9 @@ SandboxPolicy policy_for(const std::string& workspace, PolicySettings settings =
 TEST_CASE("the sandbox gets its own namespaces, session and no way back to privileges") {
     FakeHostFs host = typical_host();
     Args args = bwrap_arguments(policy_for("/home/u/proj"), host, "/home/u/proj");
-    for (const char* flag : {"--die-with-parent", "--new-session", "--unshare-user",
-                             "--disable-userns", "--unshare-pid", "--unshare-ipc",
-                             "--unshare-net", "--unshare-uts"})
+    for (const char* flag :
+         {"--die-with-parent", "--new-session", "--unshare-user", "--disable-userns",
+          "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts"})
         CHECK(mentions(args, flag));
     CHECK(find_seq(args, {"--cap-drop", "ALL"}) >= 0);
     CHECK(find_seq(args, {"--chdir", "/home/u/proj"}) >= 0);
@@ -112,12 +113,33 @@ TEST_CASE("the workspace is writable and its git hooks and config stay read-only
     long workspace = find_seq(args, {"--bind-try", "/home/u/proj", "/home/u/proj"});
     REQUIRE(workspace >= 0);
     CHECK(find_seq(args, {"--bind", "/home/u/proj", "/home/u/proj"}) < 0);
-    long hooks = find_seq(args, {"--ro-bind", "/home/u/proj/.git/hooks", "/home/u/proj/.git/hooks"});
+    long hooks =
+        find_seq(args, {"--ro-bind", "/home/u/proj/.git/hooks", "/home/u/proj/.git/hooks"});
     long config =
         find_seq(args, {"--ro-bind", "/home/u/proj/.git/config", "/home/u/proj/.git/config"});
     CHECK(hooks > workspace);
     CHECK(config > workspace);
     CHECK_FALSE(mentions(args, "/home/u/proj/.caretz"));  // missing on the host: nothing to bind
+}
+
+TEST_CASE("a workspace that is no repository gets an empty read-only .git") {
+    // No .git at all, or one without HEAD (the empty mount point an earlier sandbox left):
+    // either way `git init` inside must not make a repository whose hooks git would run.
+    const FakeHostFs hosts[] = {
+        FakeHostFs({{"/home", "d"}, {"/home/u", "d"}, {"/home/u/w", "d"}}),
+        FakeHostFs({{"/home", "d"}, {"/home/u", "d"}, {"/home/u/w", "d"}, {"/home/u/w/.git", "d"}}),
+    };
+    for (const auto& host : hosts) {
+        Args args = bwrap_arguments(policy_for("/home/u/w"), host, "/home/u/w");
+        long workspace = std::max(find_seq(args, {"--bind", "/home/u/w", "/home/u/w"}),
+                                  find_seq(args, {"--bind-try", "/home/u/w", "/home/u/w"}));
+        REQUIRE(workspace >= 0);
+        CHECK(find_seq(args, {"--tmpfs", "/home/u/w/.git", "--remount-ro", "/home/u/w/.git"}) >
+              workspace);
+    }
+    FakeHostFs repository = typical_host();
+    Args args = bwrap_arguments(policy_for("/home/u/proj"), repository, "/home/u/proj");
+    CHECK(find_seq(args, {"--tmpfs", "/home/u/proj/.git"}) < 0);
 }
 
 TEST_CASE("a workspace below a read-only folder is bound writable on top of it") {
