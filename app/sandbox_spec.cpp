@@ -7,6 +7,7 @@
 
 #include "escalation/audit_log.h"
 #include "sandbox/host_fs.h"
+#include "sandbox/missing_git_paths.h"
 #include "sandbox/nested_repositories.h"
 
 namespace caretz {
@@ -40,6 +41,12 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
         std::fprintf(stderr,
                      "caretz: the writable folders are too large to search through for git "
                      "repositories; hooks of repositories deep inside them are not protected\n");
+    for (const auto& git_dir :
+         create_missing_git_paths(spec.policy, RealHostFs(), create_empty_path))
+        std::fprintf(stderr,
+                     "caretz: cannot create the missing hooks or config of %s; the sandbox may "
+                     "not write anywhere in it\n",
+                     git_dir.c_str());
     spec.env = command_environment(user.env, spec.policy.env_overlay, api_key_variables(""));
     spec.shell = user.shell;
     // fish writes its universal variables next to its config and fails into every command's

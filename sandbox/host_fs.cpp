@@ -1,12 +1,14 @@
 #include "sandbox/host_fs.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 
 namespace caretz {
 
@@ -21,6 +23,20 @@ HostFs::Type type_of(mode_t mode) {
 }
 
 }  // namespace
+
+bool create_empty_path(const std::string& path, HostFs::Type type) {
+    if (type == HostFs::Type::directory) {
+        if (::mkdir(path.c_str(), 0777) == 0) return true;
+    } else {
+        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd >= 0) {
+            ::close(fd);
+            return true;
+        }
+    }
+    // Made meanwhile (by another Caretz starting here): it exists, so it will be bound.
+    return errno == EEXIST && RealHostFs().type(path) == type;
+}
 
 HostFs::Type RealHostFs::type(const std::string& path) const {
     struct stat st;

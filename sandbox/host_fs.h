@@ -26,6 +26,10 @@ public:
     virtual std::optional<std::string> real_path(const std::string& path) const = 0;
 };
 
+// Creates `path` empty on the host, as a folder or a regular file (`type`), with the default
+// permissions (the umask applies), never through a symlink. True when it is there afterwards.
+bool create_empty_path(const std::string& path, HostFs::Type type);
+
 // The machine's own file system.
 class RealHostFs : public HostFs {
 public:

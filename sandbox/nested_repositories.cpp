@@ -70,9 +70,9 @@ private:
         }
     }
 
+    // Missing ones too: create_missing_git_paths makes them, so the sandbox cannot.
     void protect(const std::string& git_dir) {
-        for (const char* sub : {"/hooks", "/config"})
-            if (fs_.type(git_dir + sub) != HostFs::Type::missing) add(git_dir + sub);
+        for (const char* sub : {"/hooks", "/config"}) add(git_dir + sub);
     }
 
     void add(const std::string& path) {
