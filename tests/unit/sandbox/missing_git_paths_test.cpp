@@ -32,7 +32,7 @@ constexpr auto kFile = HostFs::Type::file;
 SandboxPolicy policy_for(const std::string& workspace, bool read_only = false) {
     PolicySettings settings;
     settings.read_only = read_only;
-    return make_policy(settings, "/home/u", workspace, "/home/u/.config/caretz", "");
+    return make_policy(settings, "/home/u", workspace, {});
 }
 
 bool is_protected(const SandboxPolicy& policy, const std::string& path) {
