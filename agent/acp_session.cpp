@@ -27,10 +27,9 @@ AcpSession::AcpSession(const AcpConfig& config, AcpConnection& connection, const
       model_(config.model),
       transcript_(config.sessions_dir + "/" + id_ + ".jsonl",
                   transcript_header(id_, config.model, spec.cwd)),
-      services_{
-          model_,      commands_,
-          transcript_, PromptFacts{spec.cwd, spec.shell, false, false, !config.fresh_per_command},
-          nullptr},
+      services_{model_, commands_, transcript_,
+                PromptFacts{spec.cwd, spec.shell, false, false, !config.fresh_per_command},
+                nullptr},
       agent_(services_, TurnView(ViewTargets{-1, STDERR_FILENO, -1, "", this}), Agent::Kind::main,
              "main"),
       thread_([this] { serve_turns(); }) {}

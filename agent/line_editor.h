@@ -16,7 +16,7 @@ namespace caretz {
 
 // Lines entered before, oldest first, bounded in size.
 class History {
-  public:
+public:
     static constexpr size_t kDefaultMaxEntries = 1000;
 
     explicit History(size_t max_entries = kDefaultMaxEntries) : max_entries_(max_entries) {}
@@ -36,7 +36,7 @@ class History {
     // may hold secrets. Errors are ignored, as for load.
     void save(const std::string& path) const;
 
-  private:
+private:
     size_t max_entries_;
     std::deque<std::string> entries_;
 };
@@ -47,7 +47,7 @@ enum class Action { none, submit, interrupt, eof, redraw };
 // The line being edited: its text (always valid UTF-8) and a cursor that moves by whole
 // characters. Pure: it interprets keys and touches no terminal.
 class LineBuffer {
-  public:
+public:
     LineBuffer() = default;
     // Up and Down walk `history`, which must outlive this buffer.
     explicit LineBuffer(const History& history);
@@ -60,7 +60,7 @@ class LineBuffer {
     // Byte offset into text(), always at the start of a character (or at the end).
     size_t cursor() const { return cursor_; }
 
-  private:
+private:
     enum class Edit;
 
     static std::optional<Edit> edit_for_key(std::string_view key);
@@ -87,7 +87,7 @@ class LineBuffer {
 // Splits raw terminal input, arriving in arbitrary chunks, into keys: escape sequences, UTF-8
 // characters and single control bytes. Bytes that may still grow into a longer key wait.
 class KeyDecoder {
-  public:
+public:
     // Appends `bytes` and returns the keys now complete.
     std::vector<std::string> feed(std::string_view bytes);
     // Gives up waiting: returns the incomplete key (a lone ESC, a cut-off sequence) as is.
@@ -96,7 +96,7 @@ class KeyDecoder {
     std::vector<std::string> flush();
     bool has_pending() const { return !pending_.empty(); }
 
-  private:
+private:
     std::string pending_;
 };
 
@@ -117,7 +117,7 @@ struct LineResult {
 // Reads lines from a terminal that the caller has already put in raw mode; it never changes
 // terminal modes itself.
 class LineEditor {
-  public:
+public:
     // `columns` reports the terminal width, asked at each redraw so resizes take effect.
     LineEditor(Terminal& terminal, std::function<int()> columns);
 
@@ -129,7 +129,7 @@ class LineEditor {
     void add_history(std::string line) { history_.add(std::move(line)); }
     History& history() { return history_; }
 
-  private:
+private:
     std::optional<LineResult> apply_queued_keys(std::string_view prompt, LineBuffer& buffer);
     LineResult finish(Action action, std::string_view prompt, const LineBuffer& buffer);
     bool wait_for_keys();

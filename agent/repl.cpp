@@ -40,17 +40,15 @@ public:
           terminal_(terminal),
           interactive_(terminal != nullptr),
           plan_mode_(config.plan_mode),
-          approver_(terminal ? std::make_optional<TerminalApprover>(*terminal,
-                                                                    config.permission_timeout)
-                             : std::nullopt),
+          approver_(terminal
+                        ? std::make_optional<TerminalApprover>(*terminal, config.permission_timeout)
+                        : std::nullopt),
           commands_(config.sandbox, config.fresh_per_command, config.pipeline,
                     approver_ ? &*approver_ : nullptr),
           model_(config.model),
           transcript_(config.transcript_path, transcript_header(config.pipeline.session_id,
                                                                 config.model, config.sandbox.cwd)),
-          services_{model_,
-                    commands_,
-                    transcript_,
+          services_{model_, commands_, transcript_,
                     PromptFacts{config.sandbox.cwd, config.sandbox.shell, false, false,
                                 !config.fresh_per_command},
                     terminal},

@@ -43,16 +43,18 @@ std::string hidden_paths_help() {
 }
 
 void add_shared_options(CLI::App& app, CommandLine& cl, std::string& timeout) {
-    app.add_flag_callback("--ask-sandbox-off", [&] { cl.flags.ask_sandbox_off = true; },
-                          "Offer to rerun a command outside the sandbox when the sandbox "
-                          "refused it (you decide each time)");
+    app.add_flag_callback(
+        "--ask-sandbox-off", [&] { cl.flags.ask_sandbox_off = true; },
+        "Offer to rerun a command outside the sandbox when the sandbox "
+        "refused it (you decide each time)");
     app.add_option_function<std::string>(
         "--profile", [&](const std::string& p) { cl.profile = p; },
         "Use a profile from the config file or a built-in one (ops)");
     app.add_option("--permission-timeout", timeout,
                    "Deny an unanswered offer after this long (90s, 5m, 1h); default: wait");
-    app.add_flag_callback("--allow-docker", [&] { cl.flags.allow_docker = true; },
-                          "Give sandboxed commands the host's Docker socket");
+    app.add_flag_callback(
+        "--allow-docker", [&] { cl.flags.allow_docker = true; },
+        "Give sandboxed commands the host's Docker socket");
     app.add_flag("--plan", cl.plan, "Plan mode: read-only sandbox, never offers a rerun");
     app.add_flag("--print", cl.print, "Run the prompt to the end, print the answer, never ask");
     app.add_option("--model", cl.model, "Model name");
@@ -71,9 +73,10 @@ void add_shared_options(CLI::App& app, CommandLine& cl, std::string& timeout) {
 std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
     CommandLine cl;
     std::string timeout;
-    CLI::App app{"Caretz: a terminal coding agent for ops work. Every command runs in a "
-                 "bubblewrap sandbox; you decide when one may run outside it.",
-                 "caretz"};
+    CLI::App app{
+        "Caretz: a terminal coding agent for ops work. Every command runs in a "
+        "bubblewrap sandbox; you decide when one may run outside it.",
+        "caretz"};
     app.set_version_flag("--version", kVersion);
     app.footer(hidden_paths_help());
     add_shared_options(app, cl, timeout);

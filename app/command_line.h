@@ -16,8 +16,8 @@ struct CommandLine {
     ConfigLayer flags;
     std::optional<std::string> profile;
     std::optional<std::string> config_file;
-    std::string prompt;      // -p
-    std::string command;     // caretz exec COMMAND
+    std::string prompt;   // -p
+    std::string command;  // caretz exec COMMAND
     bool plan = false;
     bool print = false;
     bool no_session = false;

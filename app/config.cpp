@@ -17,7 +17,8 @@ namespace {
 
 int line_at(const std::string& text, size_t offset) {
     offset = std::min(offset, text.size());
-    return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(offset), '\n'));
+    return 1 + static_cast<int>(
+                   std::count(text.begin(), text.begin() + static_cast<long>(offset), '\n'));
 }
 
 // Reads one layer's keys, reporting the file, the dotted key and its line on any mistake.
@@ -61,7 +62,8 @@ public:
     }
 
 private:
-    void read_sandbox(ConfigLayer& layer, const json& object, const std::vector<std::string>& where) {
+    void read_sandbox(ConfigLayer& layer, const json& object,
+                      const std::vector<std::string>& where) {
         for (const auto& [key, value] : object.items()) {
             auto path = where;
             path.push_back(key);
@@ -188,7 +190,8 @@ ConfigFile parse_config(const std::string& text, const std::string& file_name,
     } catch (const json::parse_error& e) {
         std::string what = e.what();
         auto detail = what.find("syntax error");
-        throw ConfigError(file_name + ":" + std::to_string(line_at(text, e.byte > 0 ? e.byte - 1 : 0)) +
+        throw ConfigError(file_name + ":" +
+                          std::to_string(line_at(text, e.byte > 0 ? e.byte - 1 : 0)) +
                           ": not valid JSON (" +
                           (detail == std::string::npos ? what : what.substr(detail)) + ")");
     } catch (const json::exception& e) {  // out_of_range: a number too large, e.g. 1E400

@@ -19,10 +19,17 @@ std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
         }
         if (digits == 0 || i == text.size()) return std::nullopt;
         switch (text[i++]) {
-            case 's': total += number; break;
-            case 'm': total += number * 60; break;
-            case 'h': total += number * 3600; break;
-            default: return std::nullopt;
+            case 's':
+                total += number;
+                break;
+            case 'm':
+                total += number * 60;
+                break;
+            case 'h':
+                total += number * 3600;
+                break;
+            default:
+                return std::nullopt;
         }
     }
     if (total <= 0) return std::nullopt;

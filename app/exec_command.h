@@ -2,7 +2,6 @@
 
 #include "app/command_line.h"
 #include "app/config.h"
-
 #include "app/user_context.h"
 #include "escalation/command_pipeline.h"
 

@@ -53,10 +53,10 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     // output where it cannot; it gets a private copy of that folder instead.
     if (std::filesystem::path(user.shell).filename() == "fish") {
         auto xdg = user.env.find("XDG_CONFIG_HOME");
-        std::string config_home = xdg != user.env.end() && !xdg->second.empty()
-                                      ? xdg->second
-                                      : user.home + "/.config";
-        spec.policy.private_dirs.push_back(absolute_path(config_home + "/fish", user.cwd, user.home));
+        std::string config_home =
+            xdg != user.env.end() && !xdg->second.empty() ? xdg->second : user.home + "/.config";
+        spec.policy.private_dirs.push_back(
+            absolute_path(config_home + "/fish", user.cwd, user.home));
     }
     spec.cwd = user.cwd;
     spec.size = output_size();

@@ -81,16 +81,27 @@ int main(int argc, char** argv) {
     struct winsize ws = {.ws_row = 50, .ws_col = 200};
     int i = 1;
     for (; i < argc; ++i) {
-        if (strcmp(argv[i], "--") == 0) { ++i; break; }
+        if (strcmp(argv[i], "--") == 0) {
+            ++i;
+            break;
+        }
         if (i + 1 >= argc) usage();
-        if (strcmp(argv[i], "--stdin") == 0) stdin_file = argv[++i];
-        else if (strcmp(argv[i], "--start") == 0) start = argv[++i];
-        else if (strcmp(argv[i], "--end") == 0) end = argv[++i];
-        else if (strcmp(argv[i], "--count") == 0) count_byte = (unsigned char)argv[++i][0];
-        else if (strcmp(argv[i], "--tail") == 0) tail_file = argv[++i];
-        else if (strcmp(argv[i], "--rows") == 0) ws.ws_row = (unsigned short)atoi(argv[++i]);
-        else if (strcmp(argv[i], "--cols") == 0) ws.ws_col = (unsigned short)atoi(argv[++i]);
-        else usage();
+        if (strcmp(argv[i], "--stdin") == 0)
+            stdin_file = argv[++i];
+        else if (strcmp(argv[i], "--start") == 0)
+            start = argv[++i];
+        else if (strcmp(argv[i], "--end") == 0)
+            end = argv[++i];
+        else if (strcmp(argv[i], "--count") == 0)
+            count_byte = (unsigned char)argv[++i][0];
+        else if (strcmp(argv[i], "--tail") == 0)
+            tail_file = argv[++i];
+        else if (strcmp(argv[i], "--rows") == 0)
+            ws.ws_row = (unsigned short)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--cols") == 0)
+            ws.ws_col = (unsigned short)atoi(argv[++i]);
+        else
+            usage();
     }
     if (i >= argc) usage();
     if ((start && strlen(start) >= kCarry) || (end && strlen(end) >= kCarry)) usage();
@@ -156,10 +167,12 @@ int main(int argc, char** argv) {
             if (n <= 0) break;  // EIO: every holder of the slave side is gone
             const char* data = buf + kCarry;
             bytes += (unsigned long long)n;
-            for (const char* q = data; (q = memchr(q, '\n', (size_t)(data + n - q))); ++q) ++newlines;
+            for (const char* q = data; (q = memchr(q, '\n', (size_t)(data + n - q))); ++q)
+                ++newlines;
             for (const char* q = data; (q = memchr(q, '\r', (size_t)(data + n - q))); ++q) ++crs;
             if (count_byte >= 0)
-                counted += count_of((const unsigned char*)data, (size_t)n, (unsigned char)count_byte);
+                counted +=
+                    count_of((const unsigned char*)data, (size_t)n, (unsigned char)count_byte);
             if (!start_found || (end && !end_found)) {
                 // Search the carried end of the previous chunk plus this chunk.
                 char* scan = buf + kCarry - carry_len;
@@ -208,8 +221,10 @@ int main(int argc, char** argv) {
             }
         }
         if (reaped) {
-            if (quiet_since == 0) quiet_since = now();
-            else if (now() - quiet_since > 2.0) break;
+            if (quiet_since == 0)
+                quiet_since = now();
+            else if (now() - quiet_since > 2.0)
+                break;
         }
     }
     if (!reaped && wait4(pid, &status, 0, &ru) == pid) t_reaped = now();
@@ -223,11 +238,11 @@ int main(int argc, char** argv) {
             fclose(f);
         }
     }
-    printf("{\"wall_s\": %.6f, \"total_s\": %.6f, \"bytes\": %llu, \"count\": %llu, "
-           "\"newlines\": %llu, \"cr\": %llu, \"start_found\": %s, \"end_found\": %s, "
-           "\"exit\": %d, \"maxrss_kb\": %ld, \"hwm_kb\": %ld}\n",
-           t_end - t_start, t_eof - t0, bytes, counted, newlines,
-           crs, start_found ? "true" : "false", end_found ? "true" : "false", exit_code,
-           ru.ru_maxrss, hwm);
+    printf(
+        "{\"wall_s\": %.6f, \"total_s\": %.6f, \"bytes\": %llu, \"count\": %llu, "
+        "\"newlines\": %llu, \"cr\": %llu, \"start_found\": %s, \"end_found\": %s, "
+        "\"exit\": %d, \"maxrss_kb\": %ld, \"hwm_kb\": %ld}\n",
+        t_end - t_start, t_eof - t0, bytes, counted, newlines, crs, start_found ? "true" : "false",
+        end_found ? "true" : "false", exit_code, ru.ru_maxrss, hwm);
     return 0;
 }

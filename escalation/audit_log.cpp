@@ -34,21 +34,17 @@ bool AuditLog::append(const AuditEntry& entry) const {
         if (!r.origin.empty()) refusal["origin"] = r.origin;
         refusals.push_back(std::move(refusal));
     }
-    nlohmann::json line = {{"time", utc_timestamp()},
-                           {"event", "offer"},
-                           {"session", entry.session_id},
-                           {"source", entry.source},
-                           {"command", entry.command},
-                           {"cwd", entry.cwd},
-                           {"refusals", refusals},
-                           {"decision", to_string(entry.decision)}};
+    nlohmann::json line = {{"time", utc_timestamp()},     {"event", "offer"},
+                           {"session", entry.session_id}, {"source", entry.source},
+                           {"command", entry.command},    {"cwd", entry.cwd},
+                           {"refusals", refusals},        {"decision", to_string(entry.decision)}};
     return write_line(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 bool AuditLog::append_rerun_exit(const AuditEntry& entry, int exit_code) const {
-    nlohmann::json line = {{"time", utc_timestamp()},          {"event", "rerun_finished"},
-                           {"session", entry.session_id}, {"command", entry.command},
-                           {"cwd", entry.cwd},            {"rerun_exit", exit_code}};
+    nlohmann::json line = {
+        {"time", utc_timestamp()},  {"event", "rerun_finished"}, {"session", entry.session_id},
+        {"command", entry.command}, {"cwd", entry.cwd},          {"rerun_exit", exit_code}};
     return write_line(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
@@ -73,7 +69,8 @@ bool AuditLog::write_line(const std::string& text) const {
     if (n > 0 && !whole) {
         // A short write (disk full) leaves part of a line: cut it off again.
         off_t end = ::lseek(fd, 0, SEEK_END);
-        if (end >= n) [[maybe_unused]] int r = ::ftruncate(fd, end - n);
+        if (end >= n) [[maybe_unused]]
+            int r = ::ftruncate(fd, end - n);
     }
     bool synced = whole && ::fsync(fd) == 0;
     ::close(fd);

@@ -9,12 +9,18 @@ enum class Decision { allow_once, allow_session, session_allowance, deny, timeou
 
 constexpr std::string_view to_string(Decision d) {
     switch (d) {
-        case Decision::allow_once: return "allow_once";
-        case Decision::allow_session: return "allow_session";
-        case Decision::session_allowance: return "session_allowance";
-        case Decision::deny: return "deny";
-        case Decision::timeout: return "timeout";
-        case Decision::nobody_to_ask: return "nobody_to_ask";
+        case Decision::allow_once:
+            return "allow_once";
+        case Decision::allow_session:
+            return "allow_session";
+        case Decision::session_allowance:
+            return "session_allowance";
+        case Decision::deny:
+            return "deny";
+        case Decision::timeout:
+            return "timeout";
+        case Decision::nobody_to_ask:
+            return "nobody_to_ask";
     }
     return "deny";
 }

@@ -7,7 +7,7 @@ namespace caretz {
 // The questions refusal detection asks about the host, outside the sandbox. Detection takes
 // this interface so tests can describe a host without touching the real one.
 class HostProbe {
-  public:
+public:
     virtual ~HostProbe();
     // True when path exists on the host. Symlinks are followed: a dangling link is missing
     // there too, so an ENOENT through it is the command's own failure.
@@ -21,7 +21,7 @@ class HostProbe {
 
 // The machine Caretz runs on.
 class RealHostProbe : public HostProbe {
-  public:
+public:
     bool exists(const std::string& path) const override;
     bool is_socket(const std::string& path) const override;
     bool may_write(const std::string& path) const override;

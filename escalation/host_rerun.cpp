@@ -9,9 +9,9 @@
 #include <cerrno>
 #include <optional>
 
+#include "pty/fd_io.h"
 #include "pty/pty.h"
 #include "pty/unique_fd.h"
-#include "pty/fd_io.h"
 #include "sandbox/spawn.h"
 
 namespace caretz {

@@ -10,10 +10,10 @@
 namespace caretz {
 
 struct RerunCommand {
-    std::string shell;    // the user's shell: runs `shell -c command`
+    std::string shell;  // the user's shell: runs `shell -c command`
     std::string command;
-    std::string cwd;      // where the sandboxed attempt ended
-    Environment env;      // the user's, plus the sandbox overlay, minus Caretz's API keys
+    std::string cwd;  // where the sandboxed attempt ended
+    Environment env;  // the user's, plus the sandbox overlay, minus Caretz's API keys
 };
 
 // Runs an approved command outside the sandbox on the user's terminal. Caretz steps aside:

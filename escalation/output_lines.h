@@ -13,7 +13,7 @@ namespace caretz {
 // current line), `\r` returns to column 0 so progress bars leave their final text, backspace
 // steps back. Sequences may be split across feed() calls.
 class OutputLines {
-  public:
+public:
     using LineCallback = std::function<void(std::string_view)>;
     // Longer lines keep their first kMaxLineBytes; nothing real hides evidence past that.
     static constexpr std::size_t kMaxLineBytes = 64 * 1024;
@@ -24,7 +24,7 @@ class OutputLines {
     // Delivers the last line when it did not end with a newline.
     void finish();
 
-  private:
+private:
     enum class State {
         text,
         escape,                 // after ESC

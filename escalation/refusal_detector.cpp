@@ -61,7 +61,7 @@ std::string evidence_text(std::string_view line) {
 // Applies the rules line by line and collects refusals in order of first appearance, each kind
 // and subject once.
 class RefusalCollector {
-  public:
+public:
     explicit RefusalCollector(const DetectionContext& ctx)
         : ctx_(ctx),
           failed_(ctx.exit_code != 0),
@@ -76,7 +76,7 @@ class RefusalCollector {
 
     std::vector<Refusal> take() { return std::move(refusals_); }
 
-  private:
+private:
     // Docker and the system bus count whatever the exit status: `docker images | head` exits 0.
     bool docker_line(std::string_view text) {
         const auto socket = parse_docker_unreachable(text);

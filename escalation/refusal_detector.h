@@ -43,7 +43,7 @@ struct DetectionContext {
 // only lines that could be evidence are kept, and only a bounded number of them, so memory stays
 // small whatever the command prints. finish() then applies the rules.
 class RefusalDetector {
-  public:
+public:
     static constexpr std::size_t kHeadLines = 256;  // the first candidate lines kept
     static constexpr std::size_t kTailLines = 256;  // and the last
     static constexpr std::size_t kMaxLineBytes = 4096;
@@ -54,7 +54,7 @@ class RefusalDetector {
     std::size_t stored_lines() const { return head_.size() + tail_.size(); }
     std::size_t stored_bytes() const;
 
-  private:
+private:
     struct Candidate {
         std::uint64_t number;  // its line number in the output, to see which lines touch
         std::string text;

@@ -15,7 +15,7 @@ bool is_digits(std::string_view s) {
 // Splits shell text into simple commands. Unterminated quotes and substitutions run to the end
 // of the text, as an interactive shell would wait for more.
 class ShellLexer {
-  public:
+public:
     explicit ShellLexer(std::string_view text) : text_(text) {}
 
     ShellScan run() {
@@ -24,7 +24,7 @@ class ShellLexer {
         return std::move(scan_);
     }
 
-  private:
+private:
     void step(char c) {
         switch (c) {
             case ' ':

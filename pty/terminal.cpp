@@ -105,9 +105,10 @@ void Terminal::reset_for_question() const {
     // A soft reset (colours, insert and origin modes, margins, charsets), then explicitly the
     // main screen, whole-screen scrolling, autowrap, ASCII in G0, a visible cursor and no mouse
     // or paste modes; then a clean screen (the output stays in the scrollback).
-    write("\x1b[!p\x1b[0m\x1b[?1049l\x1b[r\x1b[?6l\x1b[4l\x1b[?7h\x1b(B\x0f\x1b[?25h"
-          "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l"
-          "\x1b[H\x1b[2J");
+    write(
+        "\x1b[!p\x1b[0m\x1b[?1049l\x1b[r\x1b[?6l\x1b[4l\x1b[?7h\x1b(B\x0f\x1b[?25h"
+        "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l"
+        "\x1b[H\x1b[2J");
 }
 
 std::optional<WindowSize> Terminal::take_resize() {

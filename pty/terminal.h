@@ -88,7 +88,7 @@ private:
     std::optional<TerminalModes> modes_;
     std::string pending_;
     bool input_closed_ = false;
-    int resize_fd_ = -1;  // -1 unless this terminal follows SIGWINCH
+    int resize_fd_ = -1;    // -1 unless this terminal follows SIGWINCH
     bool resized_ = false;  // a change seen while waiting for keys, not yet taken
 };
 

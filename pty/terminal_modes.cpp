@@ -48,7 +48,8 @@ void restore_from_exit_state() {
     int saved_errno = errno;
     set_modes(g_exit_state.fd, g_exit_state.saved);
     if (g_exit_state.raw) {
-        write_all(g_exit_state.fd, std::string_view(kVisibleStateReset, sizeof kVisibleStateReset - 1));
+        write_all(g_exit_state.fd,
+                  std::string_view(kVisibleStateReset, sizeof kVisibleStateReset - 1));
     }
     g_exit_state.raw = 0;
     errno = saved_errno;

@@ -61,7 +61,8 @@ public:
             for (const auto& w : writable_) {
                 if (!path_within(*real, w) || *real == w) continue;
                 std::vector<std::string> between;
-                for (std::string a = parent_of(*real); a != w && a.size() > w.size(); a = parent_of(a))
+                for (std::string a = parent_of(*real); a != w && a.size() > w.size();
+                     a = parent_of(a))
                     between.push_back(a);
                 for (auto it = between.rbegin(); it != between.rend(); ++it)
                     if (held_.insert(*it).second) add({"--bind", *it, *it});

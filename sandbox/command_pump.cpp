@@ -76,7 +76,8 @@ void CommandPump::take_keys() {
     std::string typed = io_.terminal->take_keys();
     auto at = std::find_if(typed.begin(), typed.end(), [](char c) { return signal_for_key(c); });
     const size_t cut = at == typed.end() ? typed.size() : static_cast<size_t>(at - typed.begin());
-    if (io_.stdin_from_terminal && cut > 0) target_.send_keys(std::string_view(typed).substr(0, cut));
+    if (io_.stdin_from_terminal && cut > 0)
+        target_.send_keys(std::string_view(typed).substr(0, cut));
     if (at == typed.end()) return;
     // What follows the interrupt was typed while the command was being stopped: it waits in
     // the terminal, for the prompt once the command has ended.

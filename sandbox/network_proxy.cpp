@@ -336,9 +336,9 @@ bool NetworkProxy::user_admits(const std::string& host, uint16_t port) {
     NetworkDecision decision = ask_user(host, port);
     // Like the sandbox-off offer: an allow that is not in the audit log lets nothing through.
     const bool recorded = record(host, port, decision);
-    return recorded && (decision == NetworkDecision::allow_once ||
-                        decision == NetworkDecision::allow_session ||
-                        decision == NetworkDecision::session_allowance);
+    return recorded &&
+           (decision == NetworkDecision::allow_once || decision == NetworkDecision::allow_session ||
+            decision == NetworkDecision::session_allowance);
 }
 
 NetworkDecision NetworkProxy::ask_user(const std::string& host, uint16_t port) {

@@ -12,16 +12,16 @@ namespace caretz {
 // What the sandbox may see and touch. Paths are absolute and normalised.
 struct SandboxPolicy {
     std::string home;
-    std::string workspace;                 // writable; the cwd Caretz started in
-    std::vector<std::string> writable;     // further writable roots (workspace included)
-    std::vector<std::string> hidden;       // never mounted: they look missing inside
+    std::string workspace;                     // writable; the cwd Caretz started in
+    std::vector<std::string> writable;         // further writable roots (workspace included)
+    std::vector<std::string> hidden;           // never mounted: they look missing inside
     std::vector<std::string> protected_paths;  // read-only even inside writable roots
     std::map<std::string, std::string> env_overlay;
     std::vector<std::string> allowed_domains;  // destinations the proxy lets through
     std::vector<std::string> denied_domains;   // refused without asking; beat allowed ones
     bool allow_docker = false;
-    std::string docker_socket;             // host path of the Docker socket
-    bool read_only = false;                // plan mode: nothing is writable but /tmp
+    std::string docker_socket;  // host path of the Docker socket
+    bool read_only = false;     // plan mode: nothing is writable but /tmp
     // Folders where the shell keeps its own bookkeeping (fish's universal variables): each is
     // a private, writable copy for the sandbox's life, so the shell's writes neither fail into
     // a command's output nor reach the host.

@@ -41,8 +41,8 @@ constexpr int kFirstHookFileFd = 20;
 // runtime folder before anything runs: the supervisor starts every shell of the session from
 // them, and no command can change what a later shell reads.
 struct HookFiles {
-    std::vector<UniqueFd> fds;        // the i-th goes to kFirstHookFileFd + i
-    std::vector<std::string> args;    // --ro-bind-data FD PATH for each
+    std::vector<UniqueFd> fds;      // the i-th goes to kFirstHookFileFd + i
+    std::vector<std::string> args;  // --ro-bind-data FD PATH for each
 };
 
 HookFiles session_hook_files(const std::string& shell, const std::string& home) {

@@ -75,8 +75,8 @@ UniqueFd terminal_injection_filter() {
         /* 14 */ ret(SECCOMP_RET_ALLOW),
         /* 15 */ ret(kDenied),
     };
-    return sealed_memory_file("caretz-seccomp", std::string_view(reinterpret_cast<const char*>(program),
-                                                                 sizeof program));
+    return sealed_memory_file(
+        "caretz-seccomp", std::string_view(reinterpret_cast<const char*>(program), sizeof program));
 }
 
 }  // namespace caretz

@@ -22,8 +22,8 @@
 #include "pty/mark_parser.h"
 #include "pty/pty.h"
 #include "pty/signal_pipe.h"
-#include "pty/utmp_record.h"
 #include "pty/unique_fd.h"
+#include "pty/utmp_record.h"
 #include "sandbox/bwrap_command.h"
 #include "sandbox/environment.h"
 #include "sandbox/network_forwarder.h"
@@ -33,7 +33,6 @@
 namespace caretz {
 
 namespace {
-
 
 bool write_file(const std::string& path, const std::string& content) {
     std::ofstream out(path, std::ios::trunc);
@@ -137,8 +136,8 @@ public:
         auto now = std::chrono::steady_clock::now();
         for (const auto& [id, job] : jobs_) {
             if (!job.kill_deadline) continue;
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                *job.kill_deadline - now);
+            auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(*job.kill_deadline - now);
             int ms = std::max(0, static_cast<int>(left.count()));
             wait = wait < 0 ? ms : std::min(wait, ms);
         }
@@ -225,7 +224,8 @@ public:
             if (fds[2].revents & POLLIN) reap();
             // Reaping may have reported the shell's end and dropped its PTY: the readiness
             // seen for the old master must not be applied to whatever comes next.
-            if (pty_ && fds[1].fd == pty_->master() && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
+            if (pty_ && fds[1].fd == pty_->master() &&
+                (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
                 relay_output();
             if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
                 if (!reader_.read_from(control_)) return 0;  // Caretz is gone
@@ -237,19 +237,32 @@ public:
 private:
     void handle(const FrameReader::Message& m) {
         switch (m.type) {
-            case Frame::restart: start_shell(m.payload); break;
+            case Frame::restart:
+                start_shell(m.payload);
+                break;
             case Frame::input:
                 if (pty_) write_to_pty(pty_->master(), m.payload);
                 break;
-            case Frame::run: run(m.payload); break;
-            case Frame::resize: resize(m.payload); break;
+            case Frame::run:
+                run(m.payload);
+                break;
+            case Frame::resize:
+                resize(m.payload);
+                break;
             case Frame::job_start:
                 reply(jobs_.start(m.payload, setup_.shell, setup_.home));
                 break;
-            case Frame::job_output: reply(jobs_.report(m.payload, true)); break;
-            case Frame::job_status: reply(jobs_.report(m.payload, false)); break;
-            case Frame::job_kill: reply(jobs_.kill(m.payload)); break;
-            default: break;
+            case Frame::job_output:
+                reply(jobs_.report(m.payload, true));
+                break;
+            case Frame::job_status:
+                reply(jobs_.report(m.payload, false));
+                break;
+            case Frame::job_kill:
+                reply(jobs_.kill(m.payload));
+                break;
+            default:
+                break;
         }
     }
 

@@ -48,7 +48,8 @@ pid_t spawn_process(const std::vector<std::string>& argv, const SpawnOptions& op
     }
     reset_signals_for_exec();
     if (options.new_session) ::setsid();
-    if (options.controlling_terminal >= 0 && !attach_controlling_terminal(options.controlling_terminal))
+    if (options.controlling_terminal >= 0 &&
+        !attach_controlling_terminal(options.controlling_terminal))
         ::_exit(126);
     if (options.own_process_group || options.foreground_of) ::setpgid(0, 0);
     if (options.foreground_of) options.foreground_of->give_foreground_in_child();

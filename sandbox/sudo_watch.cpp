@@ -50,7 +50,8 @@ std::unique_ptr<SudoWatch> SudoWatch::create() {
             ? runtime_dir
             : "/tmp";
     remove_stale_folders(base);
-    std::string dir = base + "/" + std::string(kFolderPrefix) + std::to_string(::getpid()) + "-XXXXXX";
+    std::string dir =
+        base + "/" + std::string(kFolderPrefix) + std::to_string(::getpid()) + "-XXXXXX";
     if (!::mkdtemp(dir.data())) return nullptr;
     UniqueFd file(::open((dir + "/records").c_str(),
                          O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));

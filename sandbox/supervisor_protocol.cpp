@@ -82,7 +82,8 @@ std::optional<FrameReader::Message> FrameReader::next() {
     if (buffer_.size() - consumed_ < kHeader) return std::nullopt;
     const char* h = buffer_.data() + consumed_;
     uint32_t len = 0;
-    for (int i = 0; i < 4; ++i) len |= static_cast<uint32_t>(static_cast<unsigned char>(h[1 + i])) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+        len |= static_cast<uint32_t>(static_cast<unsigned char>(h[1 + i])) << (8 * i);
     if (buffer_.size() - consumed_ - kHeader < len) return std::nullopt;
     Message m{static_cast<Frame>(h[0]), buffer_.substr(consumed_ + kHeader, len)};
     consumed_ += kHeader + len;

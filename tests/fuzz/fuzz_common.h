@@ -41,7 +41,11 @@ template <typename F>
 bool utf8_valid(std::string_view s, F each) {
     for (std::size_t i = 0; i < s.size();) {
         unsigned char c = static_cast<unsigned char>(s[i]);
-        std::size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        std::size_t len = c < 0x80         ? 1
+                          : (c >> 5) == 6  ? 2
+                          : (c >> 4) == 14 ? 3
+                          : (c >> 3) == 30 ? 4
+                                           : 0;
         if (len == 0 || i + len > s.size()) return false;
         char32_t cp = len == 1 ? c : c & (0xFF >> (len + 1));
         for (std::size_t k = 1; k < len; ++k) {
@@ -58,6 +62,8 @@ bool utf8_valid(std::string_view s, F each) {
 }
 
 // C0 controls, DEL and C1 controls: what a terminal may act on instead of showing.
-inline bool is_control(char32_t cp) { return cp < 0x20 || (cp >= 0x7F && cp < 0xA0); }
+inline bool is_control(char32_t cp) {
+    return cp < 0x20 || (cp >= 0x7F && cp < 0xA0);
+}
 
 }  // namespace caretz::fuzz

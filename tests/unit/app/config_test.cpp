@@ -62,8 +62,8 @@ TEST_CASE("the built-in ops profile turns on the offer and the config can extend
 TEST_CASE("an unknown profile is an error naming the known ones") {
     auto config = parse_config(R"({"profiles": {"mine": {}}})", "c");
     REQUIRE_THROWS_AS(find_profile(config, "nope"), ConfigError);
-    CHECK_THROWS_WITH(find_profile(config, "nope"), Contains("nope") && Contains("ops") &&
-                                                        Contains("mine"));
+    CHECK_THROWS_WITH(find_profile(config, "nope"),
+                      Contains("nope") && Contains("ops") && Contains("mine"));
 }
 
 TEST_CASE("invalid JSON names the file and the line") {
@@ -73,9 +73,9 @@ TEST_CASE("invalid JSON names the file and the line") {
 }
 
 TEST_CASE("a wrong type names the file, the key and its line") {
-    CHECK_THROWS_WITH(parse_config("{\n\n  \"allow_docker\": \"yes\"\n}", "c.json"),
-                      Contains("c.json:3") && Contains("\"allow_docker\"") &&
-                          Contains("true or false"));
+    CHECK_THROWS_WITH(
+        parse_config("{\n\n  \"allow_docker\": \"yes\"\n}", "c.json"),
+        Contains("c.json:3") && Contains("\"allow_docker\"") && Contains("true or false"));
     CHECK_THROWS_WITH(parse_config("{\"permission_timeout\": \"soon\"}", "c.json"),
                       Contains("\"permission_timeout\"") && Contains("duration"));
     CHECK_THROWS_WITH(parse_config("{\"sandbox\": {\n\"writable\": [1]}}", "c.json"),

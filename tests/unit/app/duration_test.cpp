@@ -14,6 +14,7 @@ TEST_CASE("durations take s, m and h") {
 }
 
 TEST_CASE("anything else is not a duration") {
-    for (const char* bad : {"", "5", "m", "5x", "-5m", "0s", "1.5m", "5m ", " 5m", "5M", "99999999999h"})
+    for (const char* bad :
+         {"", "5", "m", "5x", "-5m", "0s", "1.5m", "5m ", " 5m", "5M", "99999999999h"})
         CHECK_FALSE(parse_duration(bad).has_value());
 }

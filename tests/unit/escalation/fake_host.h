@@ -11,7 +11,7 @@ namespace caretz::testing {
 // A host described by lists: paths that exist (their parent directories too), sockets, and
 // paths the user may write (with everything below them).
 class FakeHost : public HostProbe {
-  public:
+public:
     std::vector<std::string> paths;
     std::vector<std::string> sockets;
     std::vector<std::string> writable;

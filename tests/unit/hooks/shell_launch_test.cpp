@@ -49,7 +49,8 @@ TEST_CASE("the nonce comes on a descriptor, never in a file or the environment",
         ShellLaunch launch = shell_launch(shell, "/run/h", "/home/u");
         CHECK(launch.env.at("CARETZ_NONCE_FD") == std::to_string(caretz::kNonceFd));
         CHECK(launch.env.count("CARETZ_NONCE_FILE") == 0);
-        for (const auto& [path, content] : launch.files) CHECK(path.rfind("/nonce") == std::string::npos);
+        for (const auto& [path, content] : launch.files)
+            CHECK(path.rfind("/nonce") == std::string::npos);
     }
 }
 
@@ -63,8 +64,7 @@ TEST_CASE("zsh starts with ZDOTDIR on the hook's shim", "[hooks]") {
     CHECK(launch.files[1].first == "/run/h/zsh/.zshrc");
     CHECK(launch.files[1].second == hook_script("zsh"));
 
-    ShellLaunch with_own =
-        shell_launch("/usr/bin/zsh", "/run/h", "/home/u", "/home/u/.z");
+    ShellLaunch with_own = shell_launch("/usr/bin/zsh", "/run/h", "/home/u", "/home/u/.z");
     CHECK(with_own.env.at("CARETZ_USER_ZDOTDIR") == "/home/u/.z");
 }
 
@@ -77,8 +77,7 @@ TEST_CASE("fish sources the hook through --init-command", "[hooks]") {
 }
 
 TEST_CASE("other shells are refused with a sentence", "[hooks]") {
-    CHECK_THROWS_AS(shell_launch("/bin/dash", "/run/h", "/home/u"),
-                    caretz::UnsupportedShell);
+    CHECK_THROWS_AS(shell_launch("/bin/dash", "/run/h", "/home/u"), caretz::UnsupportedShell);
     CHECK_THROWS_WITH(shell_launch("/bin/dash", "/run/h", "/home/u"),
                       Catch::Contains("bash, zsh or fish"));
 }
@@ -97,7 +96,9 @@ TEST_CASE("every shell preloads the guard, written from the binary", "[hooks]") 
         REQUIRE(launch.files.back().first == "/run/h/guard.so");
         CHECK(launch.files.back().second == caretz::embedded_shell_guard());
     }
-    CHECK(caretz::embedded_shell_guard().substr(0, 4) == "\x7f" "ELF");
+    CHECK(caretz::embedded_shell_guard().substr(0, 4) ==
+          "\x7f"
+          "ELF");
 }
 
 TEST_CASE("the user's LD_PRELOAD is kept, after the guard", "[hooks]") {
@@ -121,7 +122,8 @@ std::string preload_seen_by_child(const std::string& preload) {
     if (pid == 0) {
         ::dup2(out[1], STDOUT_FILENO);
         ::setenv("LD_PRELOAD", preload.c_str(), 1);
-        ::execl("/bin/sh", "sh", "-c", "printenv LD_PRELOAD || echo none", static_cast<char*>(nullptr));
+        ::execl("/bin/sh", "sh", "-c", "printenv LD_PRELOAD || echo none",
+                static_cast<char*>(nullptr));
         ::_exit(127);
     }
     ::close(out[1]);

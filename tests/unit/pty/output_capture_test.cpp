@@ -27,8 +27,8 @@ std::string through_vterm(std::string_view bytes) {
 }  // namespace
 
 TEST_CASE("plain text comes back as libvterm would render it") {
-    for (const char* text : {"hello\n", "a\nb\n", "trailing   \nspaces\n", "no newline",
-                             "x\n\n\n", "", "\n", "one\n\ntwo\n"}) {
+    for (const char* text : {"hello\n", "a\nb\n", "trailing   \nspaces\n", "no newline", "x\n\n\n",
+                             "", "\n", "one\n\ntwo\n"}) {
         INFO(text);
         std::string expected = through_vterm(text);
         if (!expected.empty() && expected.back() != '\n') expected += '\n';

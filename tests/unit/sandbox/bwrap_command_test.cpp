@@ -228,7 +228,8 @@ TEST_CASE("a private folder that is writable already, hidden or missing is left 
                      {"/home/u/.config/fish", "d"},
                      {"/home/u/.config/fish/config.fish", "f"},
                      {"/tmp", "d"}});
-    for (const std::string& dir : {std::string("/home/u/.config/fish"), std::string("/home/u/none")}) {
+    for (const std::string& dir :
+         {std::string("/home/u/.config/fish"), std::string("/home/u/none")}) {
         SandboxPolicy policy = policy_for("/home/u");  // the whole home is writable
         policy.private_dirs = {dir};
         std::vector<std::string> copied;

@@ -5,10 +5,10 @@
 using namespace caretz;
 
 TEST_CASE("commands get the user's environment with the overlay and without API keys") {
-    Environment user = {{"PATH", "/usr/bin"},       {"HOME", "/home/u"},
-                        {"CARETZ_API_KEY", "c"},   {"OPENAI_API_KEY", "o"},
-                        {"ANTHROPIC_API_KEY", "a"}, {"MY_PROVIDER_KEY", "p"},
-                        {"EDITOR", "vi"}};
+    Environment user = {
+        {"PATH", "/usr/bin"},    {"HOME", "/home/u"},        {"CARETZ_API_KEY", "c"},
+        {"OPENAI_API_KEY", "o"}, {"ANTHROPIC_API_KEY", "a"}, {"MY_PROVIDER_KEY", "p"},
+        {"EDITOR", "vi"}};
     Environment overlay = {{"EDITOR", "nano"}, {"LANG", "C.UTF-8"}, {"OPENAI_API_KEY", "x"}};
     auto env = command_environment(user, overlay, api_key_variables("MY_PROVIDER_KEY"));
     CHECK(env.at("PATH") == "/usr/bin");

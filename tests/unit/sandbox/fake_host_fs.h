@@ -16,10 +16,14 @@ public:
         auto it = paths_.find(path);
         if (it == paths_.end()) return Type::missing;
         switch (it->second[0]) {
-            case 'd': return Type::directory;
-            case 'f': return Type::file;
-            case 's': return Type::socket;
-            case 'l': return Type::symlink;
+            case 'd':
+                return Type::directory;
+            case 'f':
+                return Type::file;
+            case 's':
+                return Type::socket;
+            case 'l':
+                return Type::symlink;
         }
         return Type::other;
     }

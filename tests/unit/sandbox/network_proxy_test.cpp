@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <string>
 
@@ -31,7 +31,8 @@ UniqueFd proxy_folder(const fs::path& base, const std::string& name, bool listen
     REQUIRE(::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
     REQUIRE(::listen(fd.get(), 4) == 0);
     if (!listening) fd.reset();
-    if (old) fs::last_write_time(folder, fs::file_time_type::clock::now() - std::chrono::minutes(2));
+    if (old)
+        fs::last_write_time(folder, fs::file_time_type::clock::now() - std::chrono::minutes(2));
     return fd;
 }
 

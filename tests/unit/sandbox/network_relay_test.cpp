@@ -45,7 +45,8 @@ TEST_CASE("An end of input that comes right behind a burst is passed on", "[netw
     widen(client.get());
     widen(server_side.get());
     const std::string burst(3 * RelayLoop::kBufferBytes, 'b');
-    REQUIRE(::write(client.get(), burst.data(), burst.size()) == static_cast<ssize_t>(burst.size()));
+    REQUIRE(::write(client.get(), burst.data(), burst.size()) ==
+            static_cast<ssize_t>(burst.size()));
     ::shutdown(client.get(), SHUT_WR);
 
     RelayLoop relay;
@@ -56,7 +57,8 @@ TEST_CASE("An end of input that comes right behind a burst is passed on", "[netw
     std::string seen;
     char buf[65536];
     ssize_t n;
-    while ((n = ::read(server.get(), buf, sizeof buf)) > 0) seen.append(buf, static_cast<size_t>(n));
+    while ((n = ::read(server.get(), buf, sizeof buf)) > 0)
+        seen.append(buf, static_cast<size_t>(n));
     CHECK(seen.size() == burst.size());
     CHECK(n == 0);  // the end of input, not "nothing yet"
 }

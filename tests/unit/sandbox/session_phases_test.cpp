@@ -14,14 +14,22 @@ using Phase = SessionPhases::Phase;
 SessionPhases after(const std::vector<std::string>& events) {
     SessionPhases phases;
     for (const auto& e : events) {
-        if (e == "started") phases.shell_started();
-        else if (e == "sent") phases.command_sent();
-        else if (e == "A") phases.prompt_start();
-        else if (e == "B") phases.prompt_end();
-        else if (e == "C") phases.command_start();
-        else if (e[0] == 'D') phases.command_done(std::stoi(e.substr(1)));
-        else if (e.rfind("exit", 0) == 0) phases.shell_exit(std::stoi(e.substr(4)));
-        else FAIL("unknown event " << e);
+        if (e == "started")
+            phases.shell_started();
+        else if (e == "sent")
+            phases.command_sent();
+        else if (e == "A")
+            phases.prompt_start();
+        else if (e == "B")
+            phases.prompt_end();
+        else if (e == "C")
+            phases.command_start();
+        else if (e[0] == 'D')
+            phases.command_done(std::stoi(e.substr(1)));
+        else if (e.rfind("exit", 0) == 0)
+            phases.shell_exit(std::stoi(e.substr(4)));
+        else
+            FAIL("unknown event " << e);
     }
     return phases;
 }
@@ -39,31 +47,70 @@ TEST_CASE("SessionPhases follows the shell's marks", "[session_phases]") {
     const std::vector<Row> rows = {
         {"a new shell is starting", {}, Phase::starting, std::nullopt, false},
         {"its first prompt makes it idle", {"A", "B"}, Phase::idle, std::nullopt, false},
-        {"a sent command waits for its start", {"A", "B", "sent"}, Phase::sent, std::nullopt, false},
+        {"a sent command waits for its start",
+         {"A", "B", "sent"},
+         Phase::sent,
+         std::nullopt,
+         false},
         {"the start mark: it runs", {"A", "B", "sent", "C"}, Phase::running, std::nullopt, false},
-        {"the end mark carries the status", {"A", "B", "sent", "C", "D3"}, Phase::finishing, 3, false},
+        {"the end mark carries the status",
+         {"A", "B", "sent", "C", "D3"},
+         Phase::finishing,
+         3,
+         false},
         {"the next prompt: done", {"A", "B", "sent", "C", "D3", "A", "B"}, Phase::idle, 3, false},
         // A window-size change makes the shell draw its prompt again: only the end mark
         // comes, and the command line it is reading still runs.
         {"a prompt redrawn while the line is read changes nothing",
-         {"A", "B", "sent", "B"}, Phase::sent, std::nullopt, false},
+         {"A", "B", "sent", "B"},
+         Phase::sent,
+         std::nullopt,
+         false},
         {"... and the command then runs and reports its own status",
-         {"A", "B", "sent", "B", "C", "D0", "A", "B"}, Phase::idle, 0, false},
-        {"a redraw while idle keeps it idle", {"A", "B", "B", "B"}, Phase::idle, std::nullopt, false},
+         {"A", "B", "sent", "B", "C", "D0", "A", "B"},
+         Phase::idle,
+         0,
+         false},
+        {"a redraw while idle keeps it idle",
+         {"A", "B", "B", "B"},
+         Phase::idle,
+         std::nullopt,
+         false},
         {"a redraw while the command runs is its output, not a prompt",
-         {"A", "B", "sent", "C", "B"}, Phase::running, std::nullopt, false},
+         {"A", "B", "sent", "C", "B"},
+         Phase::running,
+         std::nullopt,
+         false},
         // A new prompt without a start: the line was dropped (Ctrl-C reached the shell).
         {"a new prompt instead of the command: it never started",
-         {"A", "B", "sent", "A", "B"}, Phase::idle, 130, false},
-        {"the shell exits during a command: its status", {"A", "B", "sent", "C", "exit7"},
-         Phase::idle, 7, true},
+         {"A", "B", "sent", "A", "B"},
+         Phase::idle,
+         130,
+         false},
+        {"the shell exits during a command: its status",
+         {"A", "B", "sent", "C", "exit7"},
+         Phase::idle,
+         7,
+         true},
         {"the shell exits after the end mark: the command's status stands",
-         {"A", "B", "sent", "C", "D2", "exit0"}, Phase::idle, 2, true},
-        {"a restarted shell starts over", {"A", "B", "sent", "C", "exit1", "started"},
-         Phase::starting, std::nullopt, false},
-        {"a command is not sent to a shell that is not idle", {"sent"}, Phase::starting,
-         std::nullopt, false},
-        {"a stray start mark while idle is ignored", {"A", "B", "C"}, Phase::idle, std::nullopt,
+         {"A", "B", "sent", "C", "D2", "exit0"},
+         Phase::idle,
+         2,
+         true},
+        {"a restarted shell starts over",
+         {"A", "B", "sent", "C", "exit1", "started"},
+         Phase::starting,
+         std::nullopt,
+         false},
+        {"a command is not sent to a shell that is not idle",
+         {"sent"},
+         Phase::starting,
+         std::nullopt,
+         false},
+        {"a stray start mark while idle is ignored",
+         {"A", "B", "C"},
+         Phase::idle,
+         std::nullopt,
          false},
     };
     for (const auto& row : rows) {
