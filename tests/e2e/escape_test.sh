@@ -5,9 +5,7 @@
 # outside (as root). The suite ends with a table: attempt | expected | seen.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
-MODE_NAME=${1:-session}
-MODE=()
-[[ $MODE_NAME == fresh ]] && MODE=(--no-session)
+sandbox_mode "${1:-}"
 SH=/bin/bash
 
 # A home of the test's own, so hidden paths, secrets and "outside" files belong to this run.

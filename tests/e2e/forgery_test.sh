@@ -6,9 +6,7 @@
 # sandbox may not write (~/outside).
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
-MODE_NAME=${1:-session}
-MODE=()
-[[ $MODE_NAME == fresh ]] && MODE=(--no-session)
+sandbox_mode "${1:-}"
 SH=/bin/bash
 
 TEST_HOME=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/forgery.XXXXXX")

@@ -7,9 +7,7 @@
 # host, as they would next. Nothing planted may run there.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
-MODE_NAME=${1:-session}
-MODE=()
-[[ $MODE_NAME == fresh ]] && MODE=(--no-session)
+sandbox_mode "${1:-}"
 SH=/bin/bash
 
 # A home of the test's own (lib.sh gives it to Caretz as $HOME), removed at the end.

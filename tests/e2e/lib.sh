@@ -161,6 +161,14 @@ new_workspace() {
     echo "$ws"
 }
 
+# sandbox_mode ARG: MODE_NAME is ARG (session, the default, or fresh) and MODE the flags that
+# choose it (--no-session for fresh).
+sandbox_mode() {
+    MODE_NAME=${1:-session}
+    MODE=()
+    [[ $MODE_NAME == fresh ]] && MODE=(--no-session)
+}
+
 # Ends the test with the counts and the matching exit status.
 finish() {
     echo "$passed passed, $failed failed"
