@@ -12,24 +12,45 @@
 #include <string.h>
 #include <sys/prctl.h>
 
+extern char** environ;
+
+// The environment entry NAME=..., found in `environ` itself. bash defines its own getenv,
+// setenv and unsetenv, which the dynamic linker prefers to libc's even here, and which before
+// bash's main() neither see nor change the environment bash is about to read: this library
+// works on the array directly.
+static char** find_entry(const char* name) {
+    const size_t length = strlen(name);
+    for (char** entry = environ; entry && *entry; ++entry)
+        if (strncmp(*entry, name, length) == 0 && (*entry)[length] == '=') return entry;
+    return NULL;
+}
+
 __attribute__((constructor)) static void guard_the_session_shell(void) {
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     // The descriptor the nonce arrives on is for the shell alone: the programs it starts lose it
     // on exec, even in fish, which cannot close it.
-    const char* nonce_fd = getenv("CARETZ_NONCE_FD");
+    char** nonce_fd = find_entry("CARETZ_NONCE_FD");
     if (nonce_fd) {
+        const char* value = *nonce_fd + strlen("CARETZ_NONCE_FD=");
         char* end = NULL;
-        long fd = strtol(nonce_fd, &end, 10);
-        if (*nonce_fd && !*end && fd > 2 && fd < 1024) fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+        long fd = strtol(value, &end, 10);
+        if (*value && !*end && fd > 2 && fd < 1024) fcntl((int)fd, F_SETFD, FD_CLOEXEC);
     }
     // This library is LD_PRELOAD's first entry; take it off before the shell reads its
-    // environment, so the commands the shell starts do not load it. Entries the user had stay.
-    const char* preload = getenv("LD_PRELOAD");
+    // environment, so the commands the shell starts do not load it. Entries the user had stay:
+    // the entry is rewritten in place ("LD_PRELOAD=" moved up to the first of them).
+    char** preload = find_entry("LD_PRELOAD");
     if (!preload) return;
-    const char* rest = strpbrk(preload, ": ");
+    char* value = *preload + strlen("LD_PRELOAD=");
+    const char* rest = strpbrk(value, ": ");
     if (rest) rest += strspn(rest, ": ");
-    if (rest && *rest)
-        setenv("LD_PRELOAD", rest, 1);
-    else
-        unsetenv("LD_PRELOAD");
+    if (rest && *rest) {
+        const size_t prefix = strlen("LD_PRELOAD=");
+        char* moved = (char*)rest - prefix;
+        memmove(moved, "LD_PRELOAD=", prefix);
+        *preload = moved;
+        return;
+    }
+    // Remove the entry, keeping the array's order.
+    for (char** entry = preload; *entry; ++entry) entry[0] = entry[1];
 }

@@ -113,8 +113,9 @@ TEST_CASE("the user's LD_PRELOAD is kept, after the guard", "[hooks]") {
 
 namespace {
 
-// What `sh -c 'printenv LD_PRELOAD'` prints when sh starts with LD_PRELOAD=`preload`.
-std::string preload_seen_by_child(const std::string& preload) {
+// What `SHELL -c COMMAND` prints when the shell starts with LD_PRELOAD=`preload`.
+std::string preload_seen_by_child(const std::string& preload, const char* shell = "/bin/sh",
+                                  const char* command = "printenv LD_PRELOAD || echo none") {
     int out[2];
     REQUIRE(::pipe(out) == 0);
     pid_t pid = ::fork();
@@ -122,8 +123,7 @@ std::string preload_seen_by_child(const std::string& preload) {
     if (pid == 0) {
         ::dup2(out[1], STDOUT_FILENO);
         ::setenv("LD_PRELOAD", preload.c_str(), 1);
-        ::execl("/bin/sh", "sh", "-c", "printenv LD_PRELOAD || echo none",
-                static_cast<char*>(nullptr));
+        ::execl(shell, shell, "-c", command, static_cast<char*>(nullptr));
         ::_exit(127);
     }
     ::close(out[1]);
@@ -152,4 +152,12 @@ TEST_CASE("the guard takes itself off LD_PRELOAD, so the shell's commands do not
     // libc is loaded anyway, so preloading it changes nothing but the variable.
     CHECK(preload_seen_by_child(guard + ":libc.so.6") == "libc.so.6\n");
     CHECK(preload_seen_by_child(guard + " libc.so.6") == "libc.so.6\n");
+    // bash brings its own getenv, setenv and unsetenv, which the guard must not rely on. A
+    // command that loaded the guard would strip it from its own environment too, so what
+    // tells is whether the command has it mapped.
+    for (const char* shell : {"/bin/sh", "/bin/bash", "/usr/bin/zsh", "/usr/bin/fish"}) {
+        INFO(shell);
+        CHECK(preload_seen_by_child(guard, shell, "grep -c guard.so /proc/self/maps") == "0\n");
+        CHECK(preload_seen_by_child(guard + ":libc.so.6", shell) == "libc.so.6\n");
+    }
 }
