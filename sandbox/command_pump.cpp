@@ -1,7 +1,5 @@
 #include "sandbox/command_pump.h"
 
-#include <poll.h>
-
 #include <algorithm>
 #include <cerrno>
 
@@ -40,9 +38,9 @@ bool CommandPump::step() {
         take_keys();
         return true;
     }
-    std::vector<int> watched = target_.watched();
-    std::vector<pollfd> fds;
-    for (int fd : watched) fds.push_back({fd, POLLIN, 0});
+    std::vector<pollfd>& fds = fds_;
+    fds.clear();
+    target_.watch(fds);
     const size_t extra = fds.size();
     fds.push_back({keys ? terminal->input_fd() : -1, POLLIN, 0});
     fds.push_back({terminal ? terminal->resize_fd() : -1, POLLIN, 0});

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <poll.h>
+
 #include <chrono>
 #include <string_view>
 #include <vector>
@@ -16,8 +18,8 @@ class QuestionGate;
 class PumpTarget {
 public:
     virtual ~PumpTarget() = default;
-    // The descriptors that carry the command's traffic (-1 for one that is closed).
-    virtual std::vector<int> watched() const = 0;
+    // Appends the descriptors that carry the command's traffic (-1 for one that is closed).
+    virtual void watch(std::vector<pollfd>& fds) const = 0;
     // The i-th watched descriptor is ready; false when the sandbox is gone.
     virtual bool on_ready(size_t index) = 0;
     // Whether the command runs now, so that keys may reach it.
@@ -54,6 +56,7 @@ private:
     void interrupt(char key);
 
     PumpTarget& target_;
+    std::vector<pollfd> fds_;  // kept between steps, so waiting allocates nothing
     const CommandIo& io_;
     QuestionGate* gate_;
     InterruptRepeat repeat_;

@@ -48,7 +48,10 @@ public:
     bool started() const { return started_; }
     std::string& held_output() { return held_output_; }
 
-    std::vector<int> watched() const override { return {output_fd_, status_fd_}; }
+    void watch(std::vector<pollfd>& fds) const override {
+        fds.push_back({output_fd_, POLLIN, 0});
+        fds.push_back({status_fd_, POLLIN, 0});
+    }
     bool on_ready(size_t index) override {
         int& fd = index == 0 ? output_fd_ : status_fd_;
         char buf[65536];
@@ -140,7 +143,8 @@ SandboxCommand sandbox_command(const SandboxPolicy& policy, const std::string& c
 FreshSandbox::FreshSandbox(SandboxSpec spec)
     : spec_(std::move(spec)),
       env_(with_proxy_environment(spec_.env)),
-      proxy_(start_network_proxy(spec_.policy)) {}
+      proxy_(start_network_proxy(spec_.policy)),
+      sudo_watch_(SudoWatch::create()) {}
 
 FreshSandbox::~FreshSandbox() = default;
 
@@ -153,10 +157,9 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
                                       "/proc/self/fd/" + std::to_string(kExecutableFd),
                                       kForwarderPath};
     for (auto& a : proxy_bind_arguments(proxy_->socket_path())) extra.push_back(std::move(a));
-    std::unique_ptr<SudoWatch> sudo_watch = SudoWatch::create();
-    if (sudo_watch) {
+    if (sudo_watch_) {
         RealHostFs host;
-        for (auto& a : sudo_watch->bwrap_arguments(
+        for (auto& a : sudo_watch_->bwrap_arguments(
                  spec_.policy, host, "/proc/self/fd/" + std::to_string(kExecutableFd)))
             extra.push_back(std::move(a));
     }
@@ -202,7 +205,7 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
     SandboxResult result;
     result.exit_code = wait_for_exit(pid);
     result.cwd = spec_.cwd;
-    if (sudo_watch) result.sudo_runs = sudo_watch->take();
+    if (sudo_watch_) result.sudo_runs = sudo_watch_->take();
     if (!traffic.started()) {
         std::string& held_output = traffic.held_output();
         while (!held_output.empty() && held_output.back() == '\n') held_output.pop_back();

@@ -9,6 +9,8 @@
 
 namespace caretz {
 
+class SudoWatch;
+
 // What starts bwrap for one sandbox: its argv and the descriptors it reads.
 struct SandboxCommand {
     std::vector<std::string> argv;
@@ -46,6 +48,8 @@ private:
     SandboxSpec spec_;
     Environment env_;  // the spec's, with the proxy variables
     std::unique_ptr<NetworkProxy> proxy_;
+    // Every command's sudo runs, one command at a time; nullptr when they cannot be watched.
+    std::unique_ptr<SudoWatch> sudo_watch_;
 };
 
 }  // namespace caretz

@@ -226,14 +226,7 @@ SandboxResult SandboxSession::run(const std::string& command, const CommandIo& i
     SandboxResult result;
     send_frame(control_.get(), Frame::run, (io.stdin_from_terminal ? "T" : "N") + command);
     phases_.command_sent();
-    running_io_ = &io;
-    try {
-        pump_until(io, [&] { return phases_.idle(); });
-    } catch (...) {
-        running_io_ = nullptr;
-        throw;
-    }
-    running_io_ = nullptr;
+    pump_until(io, [&] { return phases_.idle(); });
     result.exit_code = phases_.exit_code().value_or(0);
     result.shell_exited = phases_.shell_exited();
     result.cwd = cwd_;
@@ -256,14 +249,20 @@ void SandboxSession::wait_until_ready() {
 
 template <typename Done>
 void SandboxSession::pump_until(const CommandIo& io, Done done) {
+    // Output goes to `io` for as long as this pump moves it, whichever way it ends.
+    struct Running {
+        const CommandIo*& slot;
+        ~Running() { slot = nullptr; }
+    } running{running_io_ = &io};
     CommandPump pump(*this, io, &proxy_->gate());
     while (!done()) {
         if (!pump.step()) throw SandboxStartError("the sandbox session ended unexpectedly");
     }
 }
 
-std::vector<int> SandboxSession::watched() const {
-    return {control_.get(), errors_.get()};
+void SandboxSession::watch(std::vector<pollfd>& fds) const {
+    fds.push_back({control_.get(), POLLIN, 0});
+    fds.push_back({errors_.get(), POLLIN, 0});
 }
 
 bool SandboxSession::on_ready(size_t index) {

@@ -50,7 +50,7 @@ private:
     void restart_shell();
 
     // PumpTarget: the supervisor's control socket and bwrap's error pipe.
-    std::vector<int> watched() const override;
+    void watch(std::vector<pollfd>& fds) const override;
     bool on_ready(size_t index) override;
     bool command_running() const override { return phases_.command_running(); }
     void send_keys(std::string_view keys) override;
@@ -75,7 +75,7 @@ private:
     WindowSize size_;  // the size the session's terminal was given last
     SessionPhases phases_;
     bool shell_alive_ = false;
-    // Set while a command runs: where its output goes.
+    // Set while a pump runs: where the command's output goes.
     const CommandIo* running_io_ = nullptr;
     std::optional<std::string> job_reply_;
     int last_job_id_ = 0;

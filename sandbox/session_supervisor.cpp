@@ -192,15 +192,39 @@ struct SessionSetup {
     bool exact_output = false;  // Caretz's output is no terminal: no '\r' added to '\n'
 };
 
-// Follows the shell's marks, for what the supervisor itself must do around a command.
-class CommandMarks : public MarkParser::Handler {
+// A command nobody types into, followed through the shell's marks: while it runs, a program
+// that reads its terminal is offered the end of input, at most once a tick, so a command that
+// prints a lot does not pay for it on every read.
+class UnattendedCommand : public MarkParser::Handler {
 public:
-    void on_output(std::string_view) override {}
-    void on_command_start() override { started = true; }
-    void on_command_done(int) override { done = true; }
+    static constexpr std::chrono::milliseconds kTick{50};
 
-    bool started = false;
-    bool done = false;
+    explicit UnattendedCommand(const std::string& nonce) : marks_(nonce) {}
+
+    void follow(std::string_view bytes) { marks_.feed(bytes, *this); }
+    bool done() const { return done_; }
+    // Milliseconds until the next offer is due; -1 while the command does not run.
+    int ms_until_offer() const {
+        if (!started_ || done_) return -1;
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            next_offer_ - std::chrono::steady_clock::now());
+        return std::max(0, static_cast<int>(left.count()));
+    }
+    void offer_if_due(Pty& pty) {
+        if (ms_until_offer() != 0) return;
+        pty.offer_end_of_input();
+        next_offer_ = std::chrono::steady_clock::now() + kTick;
+    }
+
+    void on_output(std::string_view) override {}
+    void on_command_start() override { started_ = true; }
+    void on_command_done(int) override { done_ = true; }
+
+private:
+    MarkParser marks_;
+    bool started_ = false;
+    bool done_ = false;
+    std::chrono::steady_clock::time_point next_offer_{};
 };
 
 class Supervisor {
@@ -213,14 +237,14 @@ public:
                              {pty_ && !master_closed_ ? pty_->master() : -1, POLLIN, 0},
                              {sigchld_fd_, POLLIN, 0}};
             int timeout = jobs_.next_deadline_ms();
-            if (ending_input_ && (timeout < 0 || timeout > kEndOfInputTickMs))
-                timeout = kEndOfInputTickMs;
+            if (int offer = unattended_ ? unattended_->ms_until_offer() : -1; offer >= 0)
+                timeout = timeout < 0 ? offer : std::min(timeout, offer);
             if (::poll(fds, 3, timeout) < 0) {
                 if (errno == EINTR) continue;
                 return 1;
             }
             jobs_.kill_lingering();
-            if (ending_input_ && pty_) pty_->offer_end_of_input();
+            if (unattended_ && pty_) unattended_->offer_if_due(*pty_);
             if (fds[2].revents & POLLIN) reap();
             // Reaping may have reported the shell's end and dropped its PTY: the readiness
             // seen for the old master must not be applied to whatever comes next.
@@ -279,7 +303,7 @@ private:
             cwd = parts[3];
         }
         pty_.emplace(Pty::open(size_, setup_.exact_output));
-        wants_end_of_input_ = ending_input_ = false;
+        unattended_.reset();
         // Registered in utmp where the system lets libutempter's helper run; in a sandbox
         // without new privileges it cannot, and that fails silently.
         utmp_.emplace(pty_->master(), "caretz");
@@ -320,9 +344,11 @@ private:
         const bool terminal_stdin = payload[0] == 'T';
         // Nobody types into this command: once it runs, a program that reads its terminal
         // gets the end of input instead of waiting for keys that never come.
-        marks_.emplace(setup_.nonce);
-        command_ = CommandMarks{};
-        wants_end_of_input_ = !terminal_stdin;
+        if (terminal_stdin) {
+            unattended_.reset();
+        } else {
+            unattended_.emplace(setup_.nonce);
+        }
         std::string file = std::string(kRuntimeDir) + "/command." + std::to_string(++commands_);
         write_file(file, payload.substr(1) + "\n");
         // Ctrl-U first: it erases whatever the user typed ahead without Enter, which the shell
@@ -355,16 +381,14 @@ private:
         send_frame(control_, Frame::output, bytes);
     }
 
-    // Starts giving the end of input once the command runs, and stops when it is done, where
-    // an end of input that nobody read is dropped, so it cannot reach the shell's prompt.
+    // Once an unattended command is done, an end of input that nobody read is dropped, so it
+    // cannot reach the shell's prompt.
     void follow_command(std::string_view bytes) {
-        if (!wants_end_of_input_ || !marks_) return;
-        marks_->feed(bytes, command_);
-        if (command_.started && !command_.done) ending_input_ = true;
-        if (command_.done) {
-            if (ending_input_) pty_->drop_pending_input();
-            wants_end_of_input_ = ending_input_ = false;
-        }
+        if (!unattended_) return;
+        unattended_->follow(bytes);
+        if (!unattended_->done()) return;
+        pty_->drop_pending_input();
+        unattended_.reset();
     }
 
     void reap() {
@@ -389,8 +413,7 @@ private:
         while ((n = ::read(pty_->master(), buf, sizeof buf)) > 0)
             send_frame(control_, Frame::output, std::string_view(buf, static_cast<size_t>(n)));
         utmp_.reset();
-        marks_.reset();
-        wants_end_of_input_ = ending_input_ = false;
+        unattended_.reset();
         pty_.reset();
         master_closed_ = false;
         send_frame(control_, Frame::shell_exited, std::to_string(shell_status_));
@@ -401,15 +424,9 @@ private:
     FrameReader reader_;
     SessionSetup setup_;
     JobRunner jobs_;
-    // How often a command nobody types into is offered the end of input while it runs.
-    static constexpr int kEndOfInputTickMs = 50;
-
     std::optional<Pty> pty_;
     std::optional<UtmpRecord> utmp_;
-    std::optional<MarkParser> marks_;
-    CommandMarks command_;
-    bool wants_end_of_input_ = false;  // the command sent last is one nobody types into
-    bool ending_input_ = false;        // ... and it runs now
+    std::optional<UnattendedCommand> unattended_;  // the command sent last, if nobody types into it
     WindowSize size_;
     pid_t shell_pid_ = -1;
     int shell_status_ = 0;

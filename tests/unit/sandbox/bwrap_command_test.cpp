@@ -293,7 +293,7 @@ TEST_CASE("a credential store given back by sandbox.visible is bound like any ot
     CHECK_FALSE(mentions(args, "/home/u/.netrc"));
 }
 
-TEST_CASE("a workspace rebuilt around a hidden file and without .git needs no .git placeholder") {
+TEST_CASE("a workspace rebuilt around a hidden file gets no empty .git mounted over it") {
     // ~/.docker is rebuilt to hide config.json; its top is read-only already, so `git init`
     // fails there, and a tmpfs at ~/.docker/.git could not be made in it.
     FakeHostFs host({{"/home", "d"},

@@ -31,7 +31,9 @@ struct Pipe {
 // `events` stands for its output.
 class FakeCommand : public caretz::PumpTarget {
 public:
-    std::vector<int> watched() const override { return {events.read_end}; }
+    void watch(std::vector<pollfd>& fds) const override {
+        fds.push_back({events.read_end, POLLIN, 0});
+    }
     bool on_ready(size_t) override {
         char c;
         return ::read(events.read_end, &c, 1) == 1;
