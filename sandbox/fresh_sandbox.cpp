@@ -114,6 +114,21 @@ private:
 
 }  // namespace
 
+std::vector<std::string> caretz_binds(const SandboxPolicy& policy, int status_fd, int executable_fd,
+                                      const std::string& inside, const NetworkProxy& proxy,
+                                      const SudoWatch* sudo_watch) {
+    const std::string executable = "/proc/self/fd/" + std::to_string(executable_fd);
+    std::vector<std::string> binds = {"--json-status-fd", std::to_string(status_fd), "--ro-bind",
+                                      executable, inside};
+    for (auto& a : proxy_bind_arguments(proxy.socket_path())) binds.push_back(std::move(a));
+    if (sudo_watch) {
+        RealHostFs host;
+        for (auto& a : sudo_watch->bwrap_arguments(policy, host, executable))
+            binds.push_back(std::move(a));
+    }
+    return binds;
+}
+
 void SandboxCommand::add_copied_files(std::vector<std::pair<int, int>>& fds) const {
     for (size_t i = 0; i < copied_files.size(); ++i)
         fds.emplace_back(copied_files[i].get(), kFirstCopiedFileFd + static_cast<int>(i));
@@ -153,16 +168,8 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
     if (auto reason = hidden_cwd_problem(spec_.policy, spec_.cwd)) throw SandboxStartError(*reason);
     const std::vector<std::string> inside = {kForwarderPath, "__netforward", spec_.shell, "-c",
                                              command};
-    std::vector<std::string> extra = {"--json-status-fd", std::to_string(kStatusFd), "--ro-bind",
-                                      "/proc/self/fd/" + std::to_string(kExecutableFd),
-                                      kForwarderPath};
-    for (auto& a : proxy_bind_arguments(proxy_->socket_path())) extra.push_back(std::move(a));
-    if (sudo_watch_) {
-        RealHostFs host;
-        for (auto& a : sudo_watch_->bwrap_arguments(
-                 spec_.policy, host, "/proc/self/fd/" + std::to_string(kExecutableFd)))
-            extra.push_back(std::move(a));
-    }
+    std::vector<std::string> extra = caretz_binds(spec_.policy, kStatusFd, kExecutableFd,
+                                                  kForwarderPath, *proxy_, sudo_watch_.get());
     SandboxCommand bwrap = sandbox_command(spec_.policy, spec_.cwd, extra, inside);
 
     // The user's own commands run on a PTY of their own, so they see a terminal (echo, line

@@ -29,6 +29,13 @@ SandboxCommand sandbox_command(const SandboxPolicy& policy, const std::string& c
                                const std::vector<std::string>& extra,
                                const std::vector<std::string>& command);
 
+// The bwrap options that put Caretz's own binary (descriptor `executable_fd`) in at `inside`,
+// have bwrap report its start on `status_fd`, and bind the proxy's socket and, when there is
+// one, the sudo watch's stand-in and records.
+std::vector<std::string> caretz_binds(const SandboxPolicy& policy, int status_fd, int executable_fd,
+                                      const std::string& inside, const NetworkProxy& proxy,
+                                      const SudoWatch* sudo_watch);
+
 // Per-command mode (`--no-session`): every command gets a sandbox of its own, started with
 // `$SHELL -c COMMAND` in the workspace. The user's own commands run on a PTY of their own
 // (Caretz passes the keys on, and Ctrl-C and Ctrl-\ as signals to the command's process

@@ -16,7 +16,6 @@
 #include "hooks/shell_launch.h"
 #include "sandbox/bwrap_command.h"
 #include "sandbox/fresh_sandbox.h"
-#include "sandbox/host_fs.h"
 #include "sandbox/network_forwarder.h"
 #include "sandbox/network_proxy.h"
 #include "sandbox/preflight.h"
@@ -119,17 +118,9 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
     if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
     if (auto reason = hidden_cwd_problem(policy, spec.cwd)) throw SandboxStartError(*reason);
     proxy_ = start_network_proxy(policy);
-    std::vector<std::string> extra = {"--json-status-fd", std::to_string(kStatusFd), "--ro-bind",
-                                      "/proc/self/fd/" + std::to_string(kExecutableFd),
-                                      kSupervisorPath};
-    for (auto& a : proxy_bind_arguments(proxy_->socket_path())) extra.push_back(std::move(a));
     sudo_watch_ = SudoWatch::create();
-    if (sudo_watch_) {
-        RealHostFs host;
-        for (auto& a : sudo_watch_->bwrap_arguments(
-                 policy, host, "/proc/self/fd/" + std::to_string(kExecutableFd)))
-            extra.push_back(std::move(a));
-    }
+    std::vector<std::string> extra =
+        caretz_binds(policy, kStatusFd, kExecutableFd, kSupervisorPath, *proxy_, sudo_watch_.get());
     HookFiles hook_files = session_hook_files(spec.shell, policy.home);
     extra.insert(extra.end(), hook_files.args.begin(), hook_files.args.end());
     SandboxCommand bwrap =
