@@ -109,7 +109,8 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
     CLI::App* exec = app.add_subcommand("exec", "Run one command through the sandbox, as !COMMAND");
     exec->prefix_command();
     CLI::App* acp = app.add_subcommand("acp", "Serve the Agent Client Protocol on stdio");
-    CLI::App* sandbox = app.add_subcommand("sandbox", "Inspect the sandbox");
+    CLI::App* sandbox = app.add_subcommand(
+        "sandbox", "Inspect the sandbox: caretz sandbox show [--json] prints it for this folder");
     CLI::App* sandbox_show = sandbox->add_subcommand(
         "show",
         "Show the sandbox for this folder: writable, read-only and hidden paths, environment, "
