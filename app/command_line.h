@@ -8,7 +8,7 @@
 
 namespace caretz {
 
-enum class Mode { repl, exec, acp };
+enum class Mode { repl, exec, acp, sandbox_show };
 
 // Everything the command line said, before config files are read.
 struct CommandLine {

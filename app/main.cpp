@@ -12,6 +12,7 @@
 #include "app/exec_command.h"
 #include "app/sandbox_spec.h"
 #include "app/user_context.h"
+#include "pty/fd_io.h"
 #include "pty/pty.h"
 #include "sandbox/network_forwarder.h"
 #include "sandbox/session_supervisor.h"
@@ -57,6 +58,15 @@ int run_acp(const CommandLine& cl, const Settings& settings) {
     return serve_acp_on_stdio(acp);
 }
 
+// `caretz sandbox show`: the policy this folder would get, changing nothing on the host.
+int run_sandbox_show(const CommandLine& cl, const Settings& settings) {
+    const UserContext user = current_user_context();
+    const SandboxReport report =
+        sandbox_report_for(cl, settings, user, effective_policy(cl, settings, user));
+    write_all(STDOUT_FILENO, cl.json ? report_json(report) : report_text(report));
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,16 +90,20 @@ int main(int argc, char** argv) {
             return run_exec(cl, *settings);
         case Mode::acp:
             return run_acp(cl, *settings);
+        case Mode::sandbox_show:
+            return run_sandbox_show(cl, *settings);
         case Mode::repl:
             break;
     }
     UserContext user = current_user_context();
     ReplConfig repl;
     repl.sandbox = sandbox_spec_for(cl, *settings, user);
+    repl.sandbox_report = sandbox_report_for(cl, *settings, user, repl.sandbox.policy);
     repl.fresh_per_command = cl.no_session;
     repl.plan_mode = cl.plan;
     repl.pipeline = pipeline_options(*settings, user);
     repl.permission_timeout = settings->permission_timeout;
+    repl.notice = settings->notice;
     repl.model = resolve_model_settings(ModelFlags{cl.provider, cl.model, cl.base_url}, user.env);
     repl.first_prompt = cl.prompt;
     repl.print = cl.print;
