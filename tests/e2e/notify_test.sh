@@ -13,9 +13,10 @@ source "$(dirname "$0")/lib.sh"
 
 u() { runuser -u "$E2E_USER" -- "$@"; }
 dir=$(u mktemp -d /tmp/caretz-e2e-notify.XXXXXX)
+own_home
 ws=$(new_workspace)
-data=$(u mktemp -d "$E2E_HOME/notify-data.XXXXXX")
-secret=$(u mktemp -d "$E2E_HOME/notify-secret.XXXXXX")
+data=$(u mktemp -d "$TEST_HOME/notify-data.XXXXXX")
+secret=$(u mktemp -d "$TEST_HOME/notify-secret.XXXXXX")
 server=
 # The tmux server runs as the test user, like the user's own.
 tmux_() { u tmux -L "$TMUX_SOCKET" "$@"; }
@@ -74,7 +75,7 @@ start() {
     local cmd
     cmd=$(printf 'cd %q && exec %q --ask-sandbox-off %s' "$ws" "$E2E_BIN" "$*")
     tmux_ new-session -d -s main -x 120 -y 40 \
-        "env -i HOME=$E2E_HOME USER=$E2E_USER LOGNAME=$E2E_USER PATH=/usr/local/bin:/usr/bin:/bin SHELL=/bin/bash LANG=C.UTF-8 TERM=screen-256color TMUX=\"\$TMUX\" TMUX_PANE=\"\$TMUX_PANE\" bash -c $(printf %q "$cmd")"
+        "env -i HOME=$TEST_HOME USER=$E2E_USER LOGNAME=$E2E_USER PATH=/usr/local/bin:/usr/bin:/bin SHELL=/bin/bash LANG=C.UTF-8 TERM=screen-256color TMUX=\"\$TMUX\" TMUX_PANE=\"\$TMUX_PANE\" bash -c $(printf %q "$cmd")"
     pane=$(tmux_ display-message -p -t main:0 '#{pane_id}')
     tmux_ pipe-pane -o -t "$pane" "cat >> $raw"
     tmux_ select-pane -t "$pane" -T "users-own-title"
