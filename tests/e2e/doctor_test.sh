@@ -2,7 +2,8 @@
 # `caretz doctor` as the unprivileged user: every check passes on this machine with each
 # supported shell, and each broken part is reported with its fix and exit status 1: bubblewrap
 # moved aside (in a private mount namespace, so parallel tests keep theirs), a config file that
-# is not JSON, a key the model API refuses (which is never printed), an unknown $TERM.
+# is not JSON, a key the model API refuses (which is never printed), slow rc files, an unknown
+# $TERM.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/agent_lib.sh"
@@ -84,6 +85,14 @@ E2E_ENV=(CARETZ_BASE_URL="http://127.0.0.1:9/v1")
 doctor /bin/bash
 check "no model API listening: doctor says it cannot reach it" \
     grep -q "^problem  model endpoint: cannot reach the model API at http://127.0.0.1:9/v1" <<<"$OUT"
+
+# --- rc files that take their time -------------------------------------------------------------------
+echo 'sleep 2' | runuser -u "$E2E_USER" -- tee "$TEST_HOME/.bashrc" >/dev/null
+doctor /bin/bash
+check "a slow .bashrc: doctor exits 1" test "$RC" -eq 1
+check "... saying how long the shell took and how to see why" \
+    grep -q "^problem  shell start: bash with your rc files took [0-9]* ms.*bash -ixc exit" <<<"$OUT"
+rm -f "$TEST_HOME/.bashrc"
 
 # --- a terminal type terminfo does not know ---------------------------------------------------------
 model_env openai
