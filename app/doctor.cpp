@@ -309,7 +309,8 @@ int run_doctor(const CommandLine& cl) {
     } else {
         abandoned = true;
         report(problem("shell start",
-                       spec.shell + " with your rc files showed no prompt in the sandbox within " +
+                       std::string(supported_shell_name(spec.shell)) +
+                           " with your rc files showed no prompt in the sandbox within " +
                            std::to_string(kShellGiveUp.count()) +
                            " s; something in them waits (for input, or for the network); " +
                            slow_start_hint(supported_shell_name(spec.shell))));
