@@ -146,7 +146,7 @@ std::pair<DoctorCheck, DoctorCheck> check_session(const SandboxSpec& spec) {
         DoctorCheck started =
             Clock::now() - start <= kShellStartLimit
                 ? ok("shell start", name + " with your rc files was ready in the sandbox in " +
-                                        std::to_string(shell_ms) + " ms (the sandbox took " +
+                                        std::to_string(shell_ms) + " ms (bwrap itself started in " +
                                         std::to_string(sandbox_ms) + " ms)")
                 : problem("shell start", name + " with your rc files took " +
                                              std::to_string(shell_ms) +
