@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <sstream>
 
+#include "app/completions.h"
 #include "app/duration.h"
 #include "sandbox/hidden_defaults.h"
 
@@ -66,10 +67,12 @@ void add_shared_options(CLI::App& app, CommandLine& cl, std::string& timeout) {
         "Offer to rerun a command outside the sandbox when the sandbox "
         "refused it (you decide each time)");
     app.add_option_function<std::string>(
-        "--profile", [&](const std::string& p) { cl.profile = p; },
-        "Use a profile from the config file or a built-in one (ops)");
+           "--profile", [&](const std::string& p) { cl.profile = p; },
+           "Use a profile from the config file or a built-in one (ops)")
+        ->type_name(kProfileValue);
     app.add_option("--permission-timeout", timeout,
-                   "Deny an unanswered offer after this long (90s, 5m, 1h); default: wait");
+                   "Deny an unanswered offer after this long (90s, 5m, 1h); default: wait")
+        ->type_name(kDurationValue);
     app.add_flag_callback(
         "--allow-docker",
         [&] {
@@ -84,8 +87,9 @@ void add_shared_options(CLI::App& app, CommandLine& cl, std::string& timeout) {
         ->check(CLI::IsMember({"openai", "anthropic"}));
     app.add_option("--base-url", cl.base_url, "Base URL of the model API");
     app.add_option_function<std::string>(
-        "--config", [&](const std::string& f) { cl.config_file = f; },
-        "Config file (default: $XDG_CONFIG_HOME/caretz/config.json)");
+           "--config", [&](const std::string& f) { cl.config_file = f; },
+           "Config file (default: $XDG_CONFIG_HOME/caretz/config.json)")
+        ->type_name(kFileValue);
     app.add_flag("--no-session", cl.no_session, "Run each command in a fresh sandbox");
     app.add_flag("--json", cl.json,
                  "caretz exec: print one JSON object with the result; caretz sandbox show: the "
@@ -102,7 +106,11 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
         "bubblewrap sandbox; you decide when one may run outside it.",
         "caretz"};
     app.set_version_flag("--version", kVersion);
-    app.footer(hidden_paths_help() + "\n\n" + notice_help());
+    app.footer(hidden_paths_help() + "\n\n" + notice_help() + "\n\n" +
+               wrapped("Shell completions for bash, zsh and fish come with Caretz (cmake "
+                       "--install puts them where each shell looks); after --profile they offer "
+                       "the profiles of your config file.",
+                       90));
     add_shared_options(app, cl, timeout);
     app.add_option("-p,--prompt", cl.prompt, "The first prompt for the model");
 
@@ -120,6 +128,16 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
     add_shared_options(*exec, cl, timeout);
     add_shared_options(*acp, cl, timeout);
     add_shared_options(*sandbox_show, cl, timeout);
+    CLI::App* doctor = app.add_subcommand(
+        "doctor", "Check what Caretz needs here, one line each, with the fix for each problem");
+    add_shared_options(*doctor, cl, timeout);
+    // Hidden: what the installed shell completions are generated with and call back into.
+    std::string completion_target;
+    CLI::App* completions = app.add_subcommand("completions", "")->group("");
+    completions->add_option("target", completion_target)
+        ->required()
+        ->check(CLI::IsMember({"bash", "zsh", "fish", "profiles"}));
+    add_shared_options(*completions, cl, timeout);
     app.require_subcommand(0, 1);
 
     try {
@@ -153,6 +171,15 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
         cl.mode = Mode::acp;
     } else if (sandbox_show->parsed()) {
         cl.mode = Mode::sandbox_show;
+    } else if (doctor->parsed()) {
+        cl.mode = Mode::doctor;
+    } else if (completions->parsed()) {
+        if (completion_target == "profiles") {
+            cl.mode = Mode::profiles;
+            return cl;
+        }
+        std::fputs(completion_script(app, completion_target).c_str(), stdout);
+        return 0;
     }
     return cl;
 }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "app/duration.h"
@@ -255,15 +256,20 @@ std::string config_dir(const std::string& home) {
     return base + "/caretz";
 }
 
+std::vector<std::string> profile_names(const ConfigFile& config) {
+    std::set<std::string> names;
+    for (const auto& [name, _] : builtin_profiles()) names.insert(name);
+    for (const auto& [name, _] : config.profiles) names.insert(name);
+    return {names.begin(), names.end()};
+}
+
 ConfigLayer find_profile(const ConfigFile& config, const std::string& name) {
     auto builtins = builtin_profiles();
     auto builtin = builtins.find(name);
     auto own = config.profiles.find(name);
     if (builtin == builtins.end() && own == config.profiles.end()) {
         std::string known;
-        for (const auto& [n, _] : builtins) known += n;
-        for (const auto& [n, _] : config.profiles)
-            if (!builtins.count(n)) known += ", " + n;
+        for (const auto& n : profile_names(config)) known += (known.empty() ? "" : ", ") + n;
         throw ConfigError("unknown profile \"" + name + "\" (known profiles: " + known + ")");
     }
     ConfigLayer layer = builtin == builtins.end() ? ConfigLayer{} : builtin->second;

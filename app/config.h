@@ -81,6 +81,9 @@ std::string config_dir(const std::string& home);
 // exists.
 ConfigLayer find_profile(const ConfigFile& config, const std::string& name);
 
+// The names a --profile may give: the built-in profiles and the config file's own, sorted.
+std::vector<std::string> profile_names(const ConfigFile& config);
+
 // Flags beat the profile, the profile beats the config file, the config file beats defaults.
 Settings merge_settings(const ConfigFile& config, const std::optional<ConfigLayer>& profile,
                         const ConfigLayer& flags);

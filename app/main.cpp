@@ -9,8 +9,10 @@
 #include "agent/transcript.h"
 #include "app/command_line.h"
 #include "app/config.h"
+#include "app/doctor.h"
 #include "app/exec_command.h"
 #include "app/sandbox_spec.h"
+#include "app/settings_loader.h"
 #include "app/user_context.h"
 #include "pty/fd_io.h"
 #include "pty/pty.h"
@@ -23,19 +25,24 @@ using namespace caretz;
 namespace {
 
 // Reads the config file and the chosen profile, then lays the flags over them.
-std::optional<Settings> load_settings(const CommandLine& cl) {
+std::optional<Settings> settings_or_complaint(const CommandLine& cl) {
     try {
-        const bool explicit_file = cl.config_file.has_value();
-        const UserContext user = current_user_context();
-        std::string path = explicit_file ? *cl.config_file : config_dir(user.home) + "/config.json";
-        ConfigContext context{user.home, default_hidden_paths(user.home, user.cwd, user.env)};
-        ConfigFile config = load_config(path, explicit_file, context);
-        std::optional<ConfigLayer> profile;
-        if (cl.profile) profile = find_profile(config, *cl.profile);
-        return merge_settings(config, profile, cl.flags);
+        return load_settings(cl, current_user_context());
     } catch (const ConfigError& e) {
         std::fprintf(stderr, "caretz: %s\n", e.what());
         return std::nullopt;
+    }
+}
+
+// The profile names a shell's completion offers for --profile, one a line.
+int print_profile_names(const CommandLine& cl) {
+    try {
+        for (const auto& name : profile_names(read_config(cl, current_user_context())))
+            std::printf("%s\n", name.c_str());
+        return 0;
+    } catch (const ConfigError& e) {
+        std::fprintf(stderr, "caretz: %s\n", e.what());
+        return 2;
     }
 }
 
@@ -83,7 +90,9 @@ int main(int argc, char** argv) {
     auto parsed = parse_command_line(argc, argv);
     if (auto* code = std::get_if<int>(&parsed)) return *code;
     const CommandLine& cl = std::get<CommandLine>(parsed);
-    auto settings = load_settings(cl);
+    if (cl.mode == Mode::doctor) return run_doctor(cl);
+    if (cl.mode == Mode::profiles) return print_profile_names(cl);
+    auto settings = settings_or_complaint(cl);
     if (!settings) return 2;
     switch (cl.mode) {
         case Mode::exec:
@@ -92,6 +101,8 @@ int main(int argc, char** argv) {
             return run_acp(cl, *settings);
         case Mode::sandbox_show:
             return run_sandbox_show(cl, *settings);
+        case Mode::doctor:    // both read the config themselves (above), so that a config
+        case Mode::profiles:  // error is theirs to report
         case Mode::repl:
             break;
     }

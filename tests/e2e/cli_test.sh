@@ -11,9 +11,10 @@ trap 'rm -rf "$ws" "$cfg"' EXIT
 caretz_as_user /bin/bash "$ws" --help
 check "--help exits 0" test "$RC" -eq 0
 for opt in --ask-sandbox-off --profile --permission-timeout --allow-docker --plan --print \
-    --model --provider --base-url --config --no-session --json exec acp; do
+    --model --provider --base-url --config --no-session --json exec acp doctor; do
     check "--help lists $opt" contains "$OUT" "$opt"
 done
+check "--help mentions the shell completions" contains "$OUT" "Shell completions for bash, zsh and fish"
 caretz_as_user /bin/bash "$ws" --version
 check "--version prints the version" contains "$OUT" "caretz 0."
 
@@ -60,5 +61,7 @@ check "... and exits 125" test "$RC" -eq 125
 man_text=$(MANWIDTH=80 man -l "$(dirname "$0")/../../man/caretz.1" 2>&1)
 check "man -l man/caretz.1 renders" contains "$man_text" "caretz exec"
 check "the man page documents --ask-sandbox-off" contains "$man_text" "ask-sandbox-off"
+check "the man page documents caretz doctor" contains "$man_text" "CHECKING A MACHINE"
+check "the man page documents the shell completions" contains "$man_text" "SHELL COMPLETIONS"
 
 finish

@@ -66,6 +66,12 @@ TEST_CASE("an unknown profile is an error naming the known ones") {
                       Contains("nope") && Contains("ops") && Contains("mine"));
 }
 
+TEST_CASE("the profile names are the built-in ones and the config's own, once each, sorted") {
+    auto config = parse_config(R"({"profiles": {"staging": {}, "ops": {}, "audit": {}}})", "c");
+    CHECK(profile_names(config) == std::vector<std::string>{"audit", "ops", "staging"});
+    CHECK(profile_names({}) == std::vector<std::string>{"ops"});
+}
+
 TEST_CASE("invalid JSON names the file and the line") {
     CHECK_THROWS_WITH(parse_config("{\n  \"allow_docker\": true,\n  oops\n}", "/x/config.json"),
                       Contains("/x/config.json:3") && Contains("not valid JSON"));
