@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # audit.syslog against Debian's rsyslogd, as the unprivileged test user in a home of the test's
-# own: the decision of an offer answered in tmux, and the rerun's end, reach rsyslogd under the
-# ident caretz with facility authpriv, as one line each with the command escaped; a command
-# with a newline and an escape sequence cannot make a line of its own. Without the key nothing
-# goes to syslog; with syslog unreachable the offer and the rerun work and the JSONL file still
-# has both. rsyslogd runs with a config of its own, and Caretz runs in a private mount namespace
-# whose /dev/log is that rsyslogd's socket (with_dev_log.sh), so the machine's syslog and
-# parallel tests never see any of it.
+# own: the decision of an offer answered in tmux, the rerun's end and the use of a session
+# allowance reach rsyslogd under the ident caretz with facility authpriv, one line each with the
+# command escaped; a command with a newline and an escape sequence cannot make a line of its
+# own. Without the key nothing goes to syslog; with syslog unreachable the offer and the rerun
+# work and the JSONL file still has both. rsyslogd runs with a config of its own, and Caretz in
+# a private mount namespace whose /dev/log is that rsyslogd's socket (with_dev_log.sh), so the
+# machine's syslog and parallel tests never see any of it.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 with_dev_log=$(cd "$(dirname "$0")" && pwd)/with_dev_log.sh
@@ -121,6 +121,22 @@ check "the JSONL file has the same two events" \
     test "$(newest_session_events)" = "offer:allow_once rerun_finished:-"
 session=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readlines()[-1])["session"])' "$audit")
 check "... in the session syslog names" contains "$decision_line" "session=$session"
+
+# 2b. The REPL: Allow for session, then the same command again runs on the allowance, and
+# syslog gets that use too.
+start_pane "$with_dev_log $work/log.sock $(user_command_line /bin/bash "$ws" "$E2E_BIN --ask-sandbox-off; echo CARETZ-EXITED; sleep 600")"
+wait_for_prompt caretz\> 60
+type_line '!ls ~/.ssh'
+check "in the REPL, the offer is answered with s" wait_for_screen "Allow once" 60
+tmux_ send-keys -t main s
+wait_for_count "known_hosts-$$" 0 60
+type_line '!ls ~/.ssh'
+check "... and the same command runs again on the allowance" wait_for_count "known_hosts-$$" 1 60
+check "rsyslogd wrote the use of the allowance" \
+    wait_for_log 'event=offer decision=session_allowance .* command="ls ~/.ssh"$'
+check "... after the decision that made it" \
+    grep -q 'event=offer decision=allow_session .* command="ls ~/.ssh"$' "$work/authpriv.log"
+tmux_ send-keys -t main C-d
 
 # 3. Unreachable: rsyslogd is gone and /dev/log is a socket nobody listens on.
 kill "$rsyslogd_pid"
