@@ -20,10 +20,11 @@ if installed; then
 fi
 work=$(mktemp -d /tmp/caretz-package.XXXXXX)
 chmod 0755 "$work"
+own_home
 ws=$(new_workspace)
 cleanup() {
     installed && apt_get remove caretz >/dev/null 2>&1
-    rm -rf "$work" "$ws"
+    rm -rf "$work" "$TEST_HOME"
 }
 trap cleanup EXIT
 

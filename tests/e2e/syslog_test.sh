@@ -13,7 +13,7 @@ with_dev_log=$(cd "$(dirname "$0")" && pwd)/with_dev_log.sh
 
 work=$(mktemp -d /tmp/caretz-syslog.XXXXXX)
 chmod 0755 "$work"
-TEST_HOME=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/syslog.XXXXXX")
+own_home
 rsyslogd_pid=
 cleanup() {
     tmux_ kill-server 2>/dev/null
