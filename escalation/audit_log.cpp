@@ -7,10 +7,15 @@
 
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <ctime>
+#include <deque>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <vector>
 
 #include "escalation/offer.h"
@@ -61,6 +66,74 @@ std::string user_name() {
     return std::to_string(uid);
 }
 
+// syslog(3) waits when the daemon stops reading (once its socket's queue is full: ten lines on
+// a default kernel), so the lines go out from a thread of their own and no decision waits for
+// them. At exit a slow daemon gets a moment to take what is queued; then Caretz leaves anyway.
+class SyslogSender {
+public:
+    static SyslogSender& instance() {
+        static SyslogSender sender;
+        return sender;
+    }
+
+    void send(std::string line) {
+        std::lock_guard lock(state_->mutex);
+        if (state_->queue.size() >= kMaxQueued) return;  // lost, like a datagram nobody reads
+        state_->queue.push_back(std::move(line));
+        state_->changed.notify_all();
+    }
+
+    ~SyslogSender() {
+        std::unique_lock lock(state_->mutex);
+        state_->stopping = true;
+        state_->changed.notify_all();
+        bool sent = state_->changed.wait_for(lock, std::chrono::seconds(2), [&] {
+            return state_->queue.empty() && !state_->sending;
+        });
+        lock.unlock();
+        // A thread stuck in syslog(3) keeps the state it shares alive and ends with the process.
+        if (sent) {
+            worker_.join();
+        } else {
+            worker_.detach();
+        }
+    }
+
+private:
+    static constexpr size_t kMaxQueued = 1000;
+    struct State {
+        std::mutex mutex;
+        std::condition_variable changed;
+        std::deque<std::string> queue;
+        bool sending = false;
+        bool stopping = false;
+    };
+
+    SyslogSender() {
+        ::openlog("caretz", LOG_PID, LOG_AUTHPRIV);
+        worker_ = std::thread([state = state_] { run(*state); });
+    }
+
+    static void run(State& state) {
+        std::unique_lock lock(state.mutex);
+        while (true) {
+            state.changed.wait(lock, [&] { return !state.queue.empty() || state.stopping; });
+            if (state.queue.empty()) return;
+            std::string line = std::move(state.queue.front());
+            state.queue.pop_front();
+            state.sending = true;
+            lock.unlock();
+            ::syslog(LOG_AUTHPRIV | LOG_NOTICE, "%s", line.c_str());
+            lock.lock();
+            state.sending = false;
+            state.changed.notify_all();
+        }
+    }
+
+    std::shared_ptr<State> state_ = std::make_shared<State>();
+    std::thread worker_;
+};
+
 }  // namespace
 
 std::string audit_syslog_line(const json& line, std::string_view user) {
@@ -81,7 +154,7 @@ AuditLog::AuditLog(std::string path, bool to_syslog)
     : path_(std::move(path)), to_syslog_(to_syslog) {
     if (!to_syslog_) return;
     user_ = user_name();
-    ::openlog("caretz", LOG_PID, LOG_AUTHPRIV);
+    SyslogSender::instance();
 }
 
 std::string utc_timestamp() {
@@ -136,8 +209,7 @@ bool AuditLog::write_line(const json& line) const {
     if (!append_to_file(line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"))
         return false;
     // Only what the file holds is mirrored, so syslog never shows a decision the file lacks.
-    if (to_syslog_)
-        ::syslog(LOG_AUTHPRIV | LOG_NOTICE, "%s", audit_syslog_line(line, user_).c_str());
+    if (to_syslog_) SyslogSender::instance().send(audit_syslog_line(line, user_));
     return true;
 }
 

@@ -36,9 +36,10 @@ std::string audit_syslog_line(const nlohmann::json& line, std::string_view user)
 // line and never misses an approval.
 //
 // With `to_syslog` (config `audit.syslog`), each line the file took also goes to syslog(3),
-// ident "caretz", facility authpriv (where sudo logs), with the user's name. The file stays the
-// record: syslog(3) reports no failure, so a syslog that is missing or broken loses its copy
-// and changes no decision, while a line the file cannot take still stops the rerun.
+// ident "caretz", facility authpriv (where sudo logs), with the user's name, from a thread of
+// its own. The file stays the record: a syslog that is missing, down or stuck loses its copy and
+// neither delays nor changes a decision, while a line the file cannot take still stops the
+// rerun.
 class AuditLog {
 public:
     AuditLog(std::string path, bool to_syslog);

@@ -3,8 +3,8 @@
 # own: the decision of an offer answered in tmux, the rerun's end and the use of a session
 # allowance reach rsyslogd under the ident caretz with facility authpriv, one line each with the
 # command escaped; a command with a newline and an escape sequence cannot make a line of its
-# own. Without the key nothing goes to syslog; with syslog unreachable the offer and the rerun
-# work and the JSONL file still has both. rsyslogd runs with a config of its own, and Caretz in
+# own. Without the key nothing goes to syslog; with syslog unreachable or stuck the offer and
+# the rerun work and the JSONL file still has both. rsyslogd runs with a config of its own, and Caretz in
 # a private mount namespace whose /dev/log is that rsyslogd's socket (with_dev_log.sh), so the
 # machine's syslog and parallel tests never see any of it.
 set -uo pipefail
@@ -15,9 +15,11 @@ work=$(mktemp -d /tmp/caretz-syslog.XXXXXX)
 chmod 0755 "$work"
 own_home
 rsyslogd_pid=
+stuck_pid=
 cleanup() {
     tmux_ kill-server 2>/dev/null
     [[ -n $rsyslogd_pid ]] && kill "$rsyslogd_pid" 2>/dev/null
+    [[ -n $stuck_pid ]] && kill "$stuck_pid" 2>/dev/null
     rm -rf "$work" "$TEST_HOME"
 }
 trap cleanup EXIT
@@ -137,6 +139,34 @@ check "rsyslogd wrote the use of the allowance" \
 check "... after the decision that made it" \
     grep -q 'event=offer decision=allow_session .* command="ls ~/.ssh"$' "$work/authpriv.log"
 tmux_ send-keys -t main C-d
+
+# 2c. Stuck: a syslog daemon that stopped reading, its socket's queue full. syslog(3) would wait
+# for it; the decision and the rerun must not. setpriv starts the user's Caretz, since runuser's
+# PAM session would log to the stuck socket first and wait there itself.
+python3 -c '
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+c.connect(sys.argv[1])
+try:
+    while True:
+        c.send(b"<86>filler: a line the daemon never reads", socket.MSG_DONTWAIT)
+except BlockingIOError:
+    pass
+open(sys.argv[2], "w").close()
+time.sleep(600)' "$work/stuck.sock" "$work/stuck.full" &
+stuck_pid=$!
+for _ in $(seq 300); do [[ -e $work/stuck.full ]] && break; sleep 0.1; done
+user_line=$(user_command_line /bin/bash "$ws" "$E2E_BIN --ask-sandbox-off exec $(printf %q "$command"); echo CARETZ-EXITED; sleep 600")
+start_pane "$with_dev_log $work/stuck.sock ${user_line/#runuser -u $E2E_USER --/setpriv --reuid=$E2E_USER --regid=$E2E_USER --init-groups}"
+check "with syslog stuck, the offer is still shown" wait_for_screen "Allow once" 60
+tmux_ send-keys -t main o
+check "... the rerun still runs outside" wait_for_screen "known_hosts-$$" 30
+check "... Caretz still ends" wait_for_screen CARETZ-EXITED 30
+check "... and the JSONL file has the decision and the rerun's end" \
+    test "$(newest_session_events)" = "offer:allow_once rerun_finished:-"
+kill "$stuck_pid"
 
 # 3. Unreachable: rsyslogd is gone and /dev/log is a socket nobody listens on.
 kill "$rsyslogd_pid"
