@@ -34,7 +34,8 @@ public:
         for (const auto& [key, value] : object.items()) {
             auto path = where;
             path.push_back(key);
-            if (key != "sandbox" && key != "profiles") layer.sources[key] = key + " in " + source;
+            if (key != "sandbox" && key != "audit" && key != "profiles")
+                layer.sources[key] = key + " in " + source;
             if (key == "ask_sandbox_off") {
                 layer.ask_sandbox_off = boolean(value, path);
             } else if (key == "allow_docker") {
@@ -47,6 +48,8 @@ public:
                 layer.notify_command = command(value, path);
             } else if (key == "sandbox") {
                 read_sandbox(layer, object_of(value, path), path, source);
+            } else if (key == "audit") {
+                read_audit(layer, object_of(value, path), path, source);
             } else if (key == "profiles" && where.empty()) {
                 continue;  // read by parse_config
             } else {
@@ -89,6 +92,20 @@ private:
                 layer.env = string_map(value, path);
             } else {
                 fail(path, "is not a known sandbox setting");
+            }
+        }
+    }
+
+    void read_audit(ConfigLayer& layer, const json& object, const std::vector<std::string>& where,
+                    const std::string& source) {
+        for (const auto& [key, value] : object.items()) {
+            auto path = where;
+            path.push_back(key);
+            layer.sources["audit." + key] = "audit." + key + " in " + source;
+            if (key == "syslog") {
+                layer.audit_syslog = boolean(value, path);
+            } else {
+                fail(path, "is not a known audit setting");
             }
         }
     }
@@ -201,6 +218,7 @@ void lay_over(ConfigLayer& below, const ConfigLayer& above) {
     if (above.notify) below.notify = above.notify;
     if (above.notify_command) below.notify_command = above.notify_command;
     for (const auto& [key, source] : above.sources) below.sources[key] = source;
+    if (above.audit_syslog) below.audit_syslog = above.audit_syslog;
 }
 
 std::map<std::string, ConfigLayer> builtin_profiles() {
@@ -295,6 +313,7 @@ Settings merge_settings(const ConfigFile& config, const std::optional<ConfigLaye
     settings.notice.mode = merged.notify.value_or(NotifyMode::desktop);
     settings.notice.command = merged.notify_command.value_or(std::vector<std::string>{});
     settings.sources = merged.sources;
+    settings.audit_syslog = merged.audit_syslog.value_or(false);
     return settings;
 }
 

@@ -37,6 +37,7 @@ struct ConfigLayer {
     // Runs on the host at every question. Like `visible`, only the user's own config file (and
     // its profiles) may set it: no flag does, and a layer from a workspace must never carry it.
     std::optional<std::vector<std::string>> notify_command;
+    std::optional<bool> audit_syslog;
     // Who set each key of this layer, by its dotted name: "sandbox.hidden in FILE" (", profile
     // NAME"), "built-in profile ops" or the flag. Laid over with the values, so the merged
     // settings say where each value in force came from.
@@ -54,6 +55,7 @@ struct Settings {
     std::optional<std::chrono::seconds> permission_timeout;  // nullopt: wait forever
     PolicySettings sandbox;
     NoticeSettings notice;
+    bool audit_syslog = false;  // each audit line also goes to syslog
     // Where each setting in force came from, by its dotted name; a key that is absent has its
     // default value.
     std::map<std::string, std::string> sources;

@@ -182,7 +182,7 @@ std::pair<DoctorCheck, DoctorCheck> check_session(const SandboxSpec& spec) {
 }
 
 DoctorCheck check_audit_log(const UserContext& user) {
-    AuditLog log(AuditLog::default_path(user.home));
+    AuditLog log(AuditLog::default_path(user.home), /*to_syslog=*/false);
     if (auto why = log.unwritable_reason()) {
         std::string dir = std::filesystem::path(log.path()).parent_path();
         return problem("audit log", "cannot write " + log.path() + " (" + *why +

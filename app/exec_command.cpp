@@ -44,6 +44,7 @@ CommandPipeline::Options pipeline_options(const Settings& settings, const UserCo
     options.session_id = random_hex(8);
     options.shell = user.shell;
     options.audit_path = AuditLog::default_path(user.home);
+    options.audit_syslog = settings.audit_syslog;
     return options;
 }
 

@@ -1,17 +1,163 @@
 #include "escalation/audit_log.h"
 
 #include <fcntl.h>
+#include <pwd.h>
+#include <syslog.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <deque>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "escalation/offer.h"
 
 namespace caretz {
+
+using nlohmann::json;
+
+namespace {
+
+// A value that is one plain word goes as it is; anything else is quoted.
+bool plain_word(std::string_view text) {
+    if (text.empty()) return false;
+    for (unsigned char c : text)
+        if (!std::isalnum(c) &&
+            std::string_view("._/:@+-").find(static_cast<char>(c)) == std::string_view::npos)
+            return false;
+    return true;
+}
+
+std::string syslog_value(std::string_view text) {
+    if (plain_word(text)) return std::string(text);
+    // shown_escaped doubles backslashes, so the \" added after it cannot be mistaken.
+    std::string quoted = "\"";
+    for (char c : shown_escaped(text)) {
+        if (c == '"') quoted += '\\';
+        quoted += c;
+    }
+    return quoted + '"';
+}
+
+// Refusals as "kind:subject" pairs; their evidence lines stay in the file.
+std::string field_text(const std::string& key, const json& value) {
+    if (value.is_string()) return value.get<std::string>();
+    if (key != "refusals" || !value.is_array()) return value.dump();
+    std::string text;
+    for (const auto& r : value)
+        text += (text.empty() ? "" : ", ") + r.value("kind", "") + ":" + r.value("subject", "");
+    return text;
+}
+
+std::string user_name() {
+    struct passwd pw {};
+    struct passwd* found = nullptr;
+    std::vector<char> buf(16384);
+    uid_t uid = ::getuid();
+    if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found) return pw.pw_name;
+    return std::to_string(uid);
+}
+
+// syslog(3) waits when the daemon stops reading (once its socket's queue is full: ten lines on
+// a default kernel), so the lines go out from a thread of their own and no decision waits for
+// them. At exit a slow daemon gets a moment to take what is queued; then Caretz leaves anyway.
+class SyslogSender {
+public:
+    static SyslogSender& instance() {
+        static SyslogSender sender;
+        return sender;
+    }
+
+    void send(std::string line) {
+        std::lock_guard lock(state_->mutex);
+        if (state_->queue.size() >= kMaxQueued) return;  // lost, like a datagram nobody reads
+        state_->queue.push_back(std::move(line));
+        state_->changed.notify_all();
+    }
+
+    ~SyslogSender() {
+        std::unique_lock lock(state_->mutex);
+        state_->stopping = true;
+        state_->changed.notify_all();
+        bool sent = state_->changed.wait_for(lock, std::chrono::seconds(2), [&] {
+            return state_->queue.empty() && !state_->sending;
+        });
+        lock.unlock();
+        // A thread stuck in syslog(3) keeps the state it shares alive and ends with the process.
+        if (sent) {
+            worker_.join();
+        } else {
+            worker_.detach();
+        }
+    }
+
+private:
+    static constexpr size_t kMaxQueued = 1000;
+    struct State {
+        std::mutex mutex;
+        std::condition_variable changed;
+        std::deque<std::string> queue;
+        bool sending = false;
+        bool stopping = false;
+    };
+
+    SyslogSender() {
+        ::openlog("caretz", LOG_PID, LOG_AUTHPRIV);
+        worker_ = std::thread([state = state_] { run(*state); });
+    }
+
+    static void run(State& state) {
+        std::unique_lock lock(state.mutex);
+        while (true) {
+            state.changed.wait(lock, [&] { return !state.queue.empty() || state.stopping; });
+            if (state.queue.empty()) return;
+            std::string line = std::move(state.queue.front());
+            state.queue.pop_front();
+            state.sending = true;
+            lock.unlock();
+            ::syslog(LOG_AUTHPRIV | LOG_NOTICE, "%s", line.c_str());
+            lock.lock();
+            state.sending = false;
+            state.changed.notify_all();
+        }
+    }
+
+    std::shared_ptr<State> state_ = std::make_shared<State>();
+    std::thread worker_;
+};
+
+}  // namespace
+
+std::string audit_syslog_line(const json& line, std::string_view user) {
+    auto field = [&](const std::string& key) {
+        return " " + key + "=" + syslog_value(field_text(key, line.at(key)));
+    };
+    std::string text = "event=" + syslog_value(line.value("event", ""));
+    if (line.contains("decision")) text += field("decision");
+    text += " user=" + syslog_value(user);
+    for (const auto& [key, value] : line.items())
+        if (key != "event" && key != "decision" && key != "time" && key != "command")
+            text += field(key);
+    if (line.contains("command")) text += field("command");
+    return text;
+}
+
+AuditLog::AuditLog(std::string path, bool to_syslog)
+    : path_(std::move(path)), to_syslog_(to_syslog) {
+    if (!to_syslog_) return;
+    user_ = user_name();
+    SyslogSender::instance();
+}
 
 std::string utc_timestamp() {
     std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -29,36 +175,44 @@ std::string AuditLog::default_path(const std::string& home) {
 }
 
 bool AuditLog::append(const AuditEntry& entry) const {
-    nlohmann::json refusals = nlohmann::json::array();
+    json refusals = json::array();
     for (const auto& r : entry.refusals) {
-        nlohmann::json refusal = {
+        json refusal = {
             {"kind", to_string(r.kind)}, {"subject", r.subject}, {"evidence", r.evidence}};
         if (!r.origin.empty()) refusal["origin"] = r.origin;
         refusals.push_back(std::move(refusal));
     }
-    nlohmann::json line = {{"time", utc_timestamp()},     {"event", "offer"},
-                           {"session", entry.session_id}, {"source", entry.source},
-                           {"command", entry.command},    {"cwd", entry.cwd},
-                           {"refusals", refusals},        {"decision", to_string(entry.decision)}};
-    return write_line(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    json line = {{"time", utc_timestamp()},     {"event", "offer"},
+                 {"session", entry.session_id}, {"source", entry.source},
+                 {"command", entry.command},    {"cwd", entry.cwd},
+                 {"refusals", refusals},        {"decision", to_string(entry.decision)}};
+    return write_line(line);
 }
 
 bool AuditLog::append_rerun_exit(const AuditEntry& entry, int exit_code) const {
-    nlohmann::json line = {
+    json line = {
         {"time", utc_timestamp()},  {"event", "rerun_finished"}, {"session", entry.session_id},
         {"command", entry.command}, {"cwd", entry.cwd},          {"rerun_exit", exit_code}};
-    return write_line(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    return write_line(line);
 }
 
 bool AuditLog::append_network(const std::string& session_id, const std::string& host, uint16_t port,
                               std::string_view decision) const {
-    nlohmann::json line = {{"time", utc_timestamp()},
-                           {"event", "network"},
-                           {"session", session_id},
-                           {"host", host},
-                           {"port", port},
-                           {"decision", decision}};
-    return write_line(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    json line = {{"time", utc_timestamp()},
+                 {"event", "network"},
+                 {"session", session_id},
+                 {"host", host},
+                 {"port", port},
+                 {"decision", decision}};
+    return write_line(line);
+}
+
+bool AuditLog::write_line(const json& line) const {
+    if (!append_to_file(line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"))
+        return false;
+    // Only what the file holds is mirrored, so syslog never shows a decision the file lacks.
+    if (to_syslog_) SyslogSender::instance().send(audit_syslog_line(line, user_));
+    return true;
 }
 
 int AuditLog::open_for_append() const {
@@ -74,7 +228,7 @@ std::optional<std::string> AuditLog::unwritable_reason() const {
     return std::nullopt;
 }
 
-bool AuditLog::write_line(const std::string& text) const {
+bool AuditLog::append_to_file(const std::string& text) const {
     int fd = open_for_append();
     if (fd < 0) return false;
     ssize_t n = ::write(fd, text.data(), text.size());

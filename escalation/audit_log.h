@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,12 +24,25 @@ struct AuditEntry {
     Decision decision = Decision::deny;
 };
 
+// One audit line as syslog shows it: key=value fields, `event` and `decision` first and the
+// command last (a syslog daemon that cuts long messages cuts the command, never the decision),
+// without the time (syslog stamps its own). A value that is not one plain word is quoted, with
+// `"` and `\` escaped and every control character, escape sequence and hidden character shown
+// as the offer shows it, so no command can end the line or pose as another field.
+std::string audit_syslog_line(const nlohmann::json& line, std::string_view user);
+
 // Appends one JSON line per offer to $XDG_STATE_HOME/caretz/audit.jsonl. Each line goes out in
 // a single write and is flushed to disk before a rerun starts, so the log never holds half a
 // line and never misses an approval.
+//
+// With `to_syslog` (config `audit.syslog`), each line the file took also goes to syslog(3),
+// ident "caretz", facility authpriv (where sudo logs), with the user's name, from a thread of
+// its own. The file stays the record: a syslog that is missing, down or stuck loses its copy and
+// neither delays nor changes a decision, while a line the file cannot take still stops the
+// rerun.
 class AuditLog {
 public:
-    explicit AuditLog(std::string path) : path_(std::move(path)) {}
+    AuditLog(std::string path, bool to_syslog);
     // The default path for the user whose home is `home`.
     static std::string default_path(const std::string& home);
 
@@ -48,10 +62,13 @@ public:
     const std::string& path() const { return path_; }
 
 private:
+    bool write_line(const nlohmann::json& line) const;
     // The log opened for appending, its folder made first; -1 with errno set when it cannot be.
     int open_for_append() const;
-    bool write_line(const std::string& text) const;
+    bool append_to_file(const std::string& text) const;
     std::string path_;
+    bool to_syslog_;
+    std::string user_;  // who runs Caretz, by uid: syslog gathers every user's lines
 };
 
 }  // namespace caretz

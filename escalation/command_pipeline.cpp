@@ -46,7 +46,7 @@ CommandPipeline::CommandPipeline(Sandbox& sandbox, const HostProbe& host, const 
       options_(std::move(options)),
       allowances_(allowances),
       approver_(approver),
-      audit_(options_.audit_path) {
+      audit_(options_.audit_path, options_.audit_syslog) {
     if (NetworkProxy* proxy = sandbox_.network_proxy()) proxy->set_approval(&network_answers_);
 }
 

@@ -46,6 +46,7 @@ public:
         std::string session_id;
         std::string shell;
         std::string audit_path;
+        bool audit_syslog = false;  // each audit line also goes to syslog
     };
 
     // `host` answers detection's questions about the machine outside the sandbox; `approver`

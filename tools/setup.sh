@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what Caretz needs from Debian and nothing it already has.
-# Usage: tools/setup.sh [--test]   (--test adds what the test suite drives: tmux, shells, sudo, ...)
+# Usage: tools/setup.sh [--test]   (--test adds what the test suite drives: tmux, shells, sudo,
+# lintian for the package, rsyslog for the audit trail in syslog, ...)
+# dpkg-dev's dpkg-shlibdeps gives the Debian package (cpack -G DEB) its library dependencies.
 set -euo pipefail
 
 build_packages=(g++ cmake ninja-build pkg-config libvterm-dev libutempter-dev nlohmann-json3-dev
     libcli11-dev catch2 libcurl4-openssl-dev libutf8proc-dev libncurses-dev bubblewrap man-db
-    groff-base)
-test_packages=(tmux bash bash-completion zsh fish sudo strace util-linux procps psmisc openssh-server openssh-client
-    iproute2 python3 clang libclang-rt-14-dev clang-format)
+    groff-base dpkg-dev)
+test_packages=(tmux bash bash-completion zsh fish sudo strace util-linux procps psmisc openssh-server
+    openssh-client iproute2 python3 clang libclang-rt-14-dev clang-format lintian rsyslog)
 
 packages=("${build_packages[@]}")
 if [[ "${1:-}" == "--test" ]]; then

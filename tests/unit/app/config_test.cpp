@@ -215,3 +215,18 @@ TEST_CASE("the merged settings say which file, profile or flag set each value") 
     CHECK(merge_settings({}, find_profile({}, "ops"), {}).sources.at("ask_sandbox_off") ==
           "built-in profile ops");
 }
+
+TEST_CASE("audit.syslog is off unless the config or a profile turns it on") {
+    CHECK_FALSE(merge_settings({}, std::nullopt, {}).audit_syslog);
+    auto config = parse_config(
+        R"({"audit": {"syslog": true}, "profiles": {"quiet": {"audit": {"syslog": false}}}})",
+        "c.json");
+    CHECK(merge_settings(config, std::nullopt, {}).audit_syslog);
+    CHECK_FALSE(merge_settings(config, find_profile(config, "quiet"), {}).audit_syslog);
+    CHECK(merge_settings(config, std::nullopt, {}).sources.at("audit.syslog") ==
+          "audit.syslog in c.json");
+    CHECK_THROWS_WITH(parse_config(R"({"audit": {"syslog": "yes"}})", "c.json"),
+                      Contains("\"audit.syslog\" must be true or false"));
+    CHECK_THROWS_WITH(parse_config(R"({"audit": {"file": "/x"}})", "c.json"),
+                      Contains("\"audit.file\" is not a known audit setting"));
+}
