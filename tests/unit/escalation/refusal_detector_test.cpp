@@ -13,7 +13,9 @@ using caretz::testing::test_policy;
 
 namespace {
 
-// One command's situation, with a host where the usual sockets exist.
+// One command's situation, with a host where the usual sockets exist and the user may write
+// everywhere (as root may), so that a test is about what the output says; the tests of what the
+// host refuses too clear `host.writable`.
 struct Scene {
     SandboxPolicy policy = test_policy();
     FakeHost host;
@@ -21,6 +23,7 @@ struct Scene {
     Scene() {
         host.sockets = {"/var/run/docker.sock", "/run/dbus/system_bus_socket"};
         host.paths = {"/run/user/1001/bus", "/home/cztest/.ssh/id_ed25519"};
+        host.writable = {"/"};
     }
 
     DetectionContext context(const std::string& command, int exit_code,
@@ -171,6 +174,7 @@ TEST_CASE("Message formats of tools not installed where the cases were captured"
 TEST_CASE("EPERM and EACCES count only where the host would allow the write",
           "[refusal_detector]") {
     Scene scene;
+    scene.host.writable.clear();
     const std::string line = "chown: changing ownership of '/srv/data': Operation not permitted\n";
     CHECK(scene.detect("chown me /srv/data", 1, line).empty());
     scene.host.writable = {"/srv"};
