@@ -772,7 +772,7 @@ def report(res):
         out.append(f"## Detection cost against a baseline build ({DETECT_CHUNKS * DETECT_CHUNK_BYTES // 1_000_000} MB with "
                    f"{DETECT_CHUNKS} refusal lines)")
         out.append("")
-        out.append(f"The same command as above through the baseline build "
+        out.append(f"The detection command (`{shown(DETECT_CMD)}`) through the baseline build "
                    f"(`{cmp['baseline']}`, commit {cmp['baseline_commit']}) and this one "
                    f"(commit {cmp['this_commit']}), alternating, {cmp['reps']} runs each; "
                    "seconds are medians, every run's time follows in brackets.")
