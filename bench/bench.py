@@ -7,7 +7,8 @@ Runs as an unprivileged user. Measures, in one run on one machine:
   2. output throughput: 200 MB printed by a command through Caretz to a terminal that the bench
      owns and drains (bench/ptyrun.c), against `script -q -c` and the command on a raw PTY;
   3. detection cost: 1 GB of output with refusal lines spread through it, through Caretz, against
-     the raw command; the refusals found, the whole output on the terminal, Caretz's peak RSS.
+     the raw command; the refusals found, the whole output on the terminal, Caretz's peak RSS;
+     with --baseline-caretz, also through another build of Caretz, side by side.
 Writes results.json and RESULTS.md into --out.
 """
 
@@ -41,12 +42,15 @@ def configure(throughput_bytes, detect_chunks, detect_chunk_bytes):
     THROUGHPUT_CMD = f"yes {LINE} | head -c {THROUGHPUT_BYTES}"
     DETECT_CHUNKS = detect_chunks
     DETECT_CHUNK_BYTES = detect_chunk_bytes  # a refusal line after each chunk
+    # Paths in the home folder: the sandbox may not write there, the user may on the host, so
+    # each is a refusal worth offering (a path the host refuses too, like /etc, is none).
     DETECT_CMD = (
         f"for i in $(seq 1 {DETECT_CHUNKS}); do yes {LINE} | head -c {DETECT_CHUNK_BYTES}; "
-        "printf \"touch: cannot touch '/etc/caretz-bench-%d': Read-only file system\\n\" $i >&2; "
+        "printf \"touch: cannot touch '$HOME/caretz-bench-%d': Read-only file system\\n\" $i >&2; "
         "done; false"
     )
-    DETECT_PATHS = [f"/etc/caretz-bench-{i}" for i in range(1, DETECT_CHUNKS + 1)]
+    home = os.environ.get("HOME", "")
+    DETECT_PATHS = [f"{home}/caretz-bench-{i}" for i in range(1, DETECT_CHUNKS + 1)]
 
 
 configure(200_000_000, 100, 10_000_000)  # 200 MB; 100 chunks of 10 MB = 1 GB
@@ -389,6 +393,16 @@ def throughput(args, env, tmp):
     return results
 
 
+def refusals_in_notice(tail):
+    """How many of DETECT_PATHS the last notice on the terminal (`caretz: the sandbox refused
+    write ...`, in the tail ptyrun kept) names."""
+    with open(tail, "rb") as f:
+        lines = f.read().decode(errors="replace").splitlines()
+    notice = [l for l in lines if l.startswith("caretz: the sandbox refused")]
+    found = re.findall(r"write (/\S+/caretz-bench-\d+)", notice[-1]) if notice else []
+    return len(set(found) & set(DETECT_PATHS))
+
+
 def detection(args, env, tmp):
     c = args.caretz
     expected = DETECT_CHUNKS * DETECT_CHUNK_BYTES // 100 * 99
@@ -412,14 +426,10 @@ def detection(args, env, tmp):
             log(f"  {label}: {e}")
             out[key] = {"label": label, "command": command, "error": str(e)}
             continue
-        with open(tail, "rb") as f:
-            tail_text = f.read().decode(errors="replace")
-        notice = [l for l in tail_text.splitlines() if l.startswith("caretz: the sandbox refused")]
-        found = re.findall(r"write (/etc/caretz-bench-\d+)", notice[-1]) if notice else []
         r.update({"label": label, "command": command, "error": None,
                   "output_complete": r["count"] == expected,
                   "exact": exactness(r["count"], expected),
-                  "refusals_in_notice": len(set(found) & set(DETECT_PATHS))})
+                  "refusals_in_notice": refusals_in_notice(tail)})
         out[key] = r
     # The same command with --json: its "refusals" list is what the pipeline decided.
     log("detection: Caretz `exec --json`")
@@ -452,6 +462,33 @@ def detection(args, env, tmp):
               "refusals_expected_found": len(set(subjects) & set(DETECT_PATHS)),
               "output_chars": len(result.get("output", ""))})
     out["caretz_json"] = j
+    return out
+
+
+def detection_against_baseline(args, env, tmp):
+    """The detection workload through this build and a baseline build (--baseline-caretz),
+    alternating, args.reps times each, so that load on the machine falls on both alike."""
+    out = {"baseline": args.baseline_caretz, "baseline_commit": args.baseline_commit,
+           "this": args.caretz, "this_commit": args.commit, "reps": args.reps, "rows": []}
+    modes = [("caretz_exec", "`exec` (session mode) on a PTY", ["exec"]),
+             ("caretz_fresh", "`exec --no-session` on a PTY", ["exec", "--no-session"])]
+    for key, label, mode in modes:
+        row = {"key": key, "label": label, "baseline": [], "this": [], "refusals": {},
+               "error": None}
+        for rep in range(args.reps):
+            for who, binary in (("baseline", args.baseline_caretz), ("this", args.caretz)):
+                log(f"detection against the baseline: {who} {label}, run {rep + 1}")
+                tail = os.path.join(tmp, f"baseline-{key}-{who}.tail")
+                try:
+                    r = ptyrun(args.ptyrun, [binary] + mode + [DETECT_CMD], env, tail=tail,
+                               timeout=900)
+                except RuntimeError as e:
+                    row["error"] = f"{who}: {e}"
+                    continue
+                row[who].append(r["wall_s"])
+                row["refusals"][who] = min(row["refusals"].get(who, DETECT_CHUNKS),
+                                           refusals_in_notice(tail))
+        out["rows"].append(row)
     return out
 
 
@@ -691,7 +728,8 @@ def report(res):
         out.append("")
         out.append(f"The command: `{det['command']}` (a refusal line after every "
                f"{DETECT_CHUNK_BYTES // 1_000_000} MB, each for "
-                   "a different path; the command fails, so each is a write refusal).")
+                   "a different path in the home folder, which the sandbox may not write and the user may "
+                   "on the host; the command fails, so each is a write refusal).")
         out.append("")
         raw = det["raw"].get("wall_s")
         script = det["script"].get("wall_s")
@@ -729,6 +767,30 @@ def report(res):
         for key in ["raw", "script", "caretz_exec", "caretz_fresh", "caretz_json"]:
             out.append(f"- {det[key]['label']}: `{det[key]['command']}`")
         out.append("")
+    cmp = res.get("detection_baseline")
+    if cmp:
+        out.append(f"## Detection cost against a baseline build ({DETECT_CHUNKS * DETECT_CHUNK_BYTES // 1_000_000} MB with "
+                   f"{DETECT_CHUNKS} refusal lines)")
+        out.append("")
+        out.append(f"The detection command (`{shown(DETECT_CMD)}`) through the baseline build "
+                   f"(`{cmp['baseline']}`, commit {cmp['baseline_commit']}) and this one "
+                   f"(commit {cmp['this_commit']}), alternating, {cmp['reps']} runs each; "
+                   "seconds are medians, every run's time follows in brackets.")
+        out.append("")
+        out.append("| run | baseline s | this s | this / baseline | refusals found (baseline, this) |")
+        out.append("|---|---:|---:|---:|---|")
+        for row in cmp["rows"]:
+            if row.get("error") or not row["baseline"] or not row["this"]:
+                out.append(f"| Caretz {row['label']} | failed: {row.get('error')} | | | |")
+                continue
+            b = statistics.median(row["baseline"])
+            t = statistics.median(row["this"])
+            runs = lambda v: ", ".join(fmt(x, 2) for x in v)
+            out.append(f"| Caretz {row['label']} | {fmt(b, 2)} [{runs(row['baseline'])}] | "
+                       f"{fmt(t, 2)} [{runs(row['this'])}] | {fmt(ratio(t, b), 3)} | "
+                       f"{row['refusals'].get('baseline', 0)}/{DETECT_CHUNKS}, "
+                       f"{row['refusals'].get('this', 0)}/{DETECT_CHUNKS} |")
+        out.append("")
     if res.get("notes"):
         out.append("## Notes")
         out.append("")
@@ -753,8 +815,12 @@ def main():
     ap.add_argument("--notes", help="a file whose lines go under ## Notes")
     ap.add_argument("-n", type=int, default=200)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--skip", default="", help="comma-separated: percommand,throughput,detection")
+    ap.add_argument("--skip", default="",
+                    help="comma-separated: percommand,throughput,detection,baseline")
     ap.add_argument("--quick", action="store_true", help="small sizes, to try the bench out")
+    ap.add_argument("--baseline-caretz", help="another Caretz build whose detection cost is "
+                    "measured beside this one's, in the same run")
+    ap.add_argument("--baseline-commit", default="?")
     args = ap.parse_args()
     if args.render:
         with open(args.render) as f:
@@ -839,6 +905,8 @@ def main():
         res["throughput"] = throughput(args, env, tmp)
     if "detection" not in skip:
         res["detection"] = detection(args, env, tmp)
+    if args.baseline_caretz and "baseline" not in skip:
+        res["detection_baseline"] = detection_against_baseline(args, env, tmp)
     res["targets"] = targets(res["per_command"], res.get("throughput"), res.get("detection"))
     res["load_after"] = loadavg()
     res["bench_seconds"] = time.time() - began

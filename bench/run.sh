@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Caretz benchmarks against codex sandbox, srt and bare bwrap (DESIGN.md section 11).
 #
-# Usage (as root): bench/run.sh [--rev REV] [--quick] [-n N] [--reps N]
-#                               [--skip percommand,throughput,detection]
+# Usage (as root): bench/run.sh [--rev REV] [--baseline REV] [--quick] [-n N] [--reps N]
+#                               [--skip percommand,throughput,detection,baseline]
 #
 # Installs what it needs (Debian packages; the npm peers into bench/peers/node_modules), builds
 # Caretz (Release) into build-bench/, creates the unprivileged user caretz-bench, runs
 # bench/bench.py as that user (root behaves differently: sudo, permissions), then writes
 # bench/RESULTS.md and prints it. About 6 to 10 minutes on 2 cores; --quick about one.
-# --rev REV benchmarks a commit (exported with git archive into build-bench/src) instead of the
-# working tree; the bench itself always comes from the working tree.
+# --rev REV benchmarks a commit (exported with git archive into build-bench/rev-src) instead of the
+# working tree; the bench itself always comes from the working tree. --baseline REV also builds
+# that commit (into build-bench/baseline/) and measures its detection cost beside this build's,
+# alternating, --reps times each (compare the ratio: absolute times move with the machine's load).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,10 +19,12 @@ build="$repo/build-bench"
 bench_user=caretz-bench
 
 rev=""
+baseline=""
 bench_args=()
 while [[ $# -gt 0 ]]; do
     case $1 in
         --rev) rev=${2:?--rev needs a revision}; shift 2 ;;
+        --baseline) baseline=${2:?--baseline needs a revision}; shift 2 ;;
         *) bench_args+=("$1"); shift ;;
     esac
 done
@@ -59,19 +63,31 @@ if ! (cd "$repo/bench/peers" && npm install --no-audit --no-fund --loglevel=erro
 fi
 
 # --- Caretz (Release) and the PTY drain ----------------------------------------------------------
-source_dir="$repo"
+# build_caretz REV|"" BUILD_DIR: a Release caretz from that commit (or the working tree).
+build_caretz() {
+    local from=$1 into=$2 source_dir=$repo
+    if [[ -n $from ]]; then
+        source_dir="$into-src"
+        rm -rf "$source_dir"
+        mkdir -p "$source_dir"
+        git -C "$repo" archive "$from" | tar -x -C "$source_dir"
+    fi
+    echo "bench: building Caretz (Release) from ${from:-the working tree} in ${into#$repo/}/" >&2
+    cmake -S "$source_dir" -B "$into" -G Ninja -DBUILD_TESTING=OFF \
+        -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build "$into" --target caretz >/dev/null
+    chmod o+rx "$into" "$into/app"
+}
 caretz_build="$build"
 if [[ -n $rev ]]; then
-    source_dir="$build/src"
     caretz_build="$build/rev"
-    rm -rf "$source_dir"
-    mkdir -p "$source_dir"
-    git -C "$repo" archive "$rev" | tar -x -C "$source_dir"
 fi
-echo "bench: building Caretz (Release) from ${rev:-the working tree} in ${caretz_build#$repo/}/" >&2
-cmake -S "$source_dir" -B "$caretz_build" -G Ninja -DBUILD_TESTING=OFF \
-    -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$caretz_build" --target caretz >/dev/null
+build_caretz "$rev" "$caretz_build"
+if [[ -n $baseline ]]; then
+    build_caretz "$baseline" "$build/baseline"
+    bench_args+=(--baseline-caretz "$build/baseline/app/caretz"
+                 --baseline-commit "$(git -C "$repo" rev-parse --short "$baseline")")
+fi
 mkdir -p "$build/bench"
 gcc -O3 -Wall -Wextra -o "$build/bench/ptyrun" "$repo/bench/ptyrun.c"
 

@@ -14,8 +14,10 @@ public:
     virtual bool exists(const std::string& path) const = 0;
     // True when path is a Unix socket on the host (symlinks followed, as a client connects).
     virtual bool is_socket(const std::string& path) const = 0;
-    // True when the user running Caretz could write path on the host: the path itself when it
-    // exists, else the directory that would hold it.
+    // True when the user running Caretz could write path on the host, outside the sandbox: the
+    // path itself when it exists, else its nearest existing ancestor, which would have to hold
+    // what the command was creating. A write the host would refuse too is no refusal worth a
+    // rerun outside (`npm install -g` into /usr, `make install` into a root-owned prefix).
     virtual bool may_write(const std::string& path) const = 0;
 };
 

@@ -148,24 +148,28 @@ private:
     void path_line(std::string_view text, std::string_view previous) {
         const auto error = parse_path_error(text, previous);
         if (!error) return;
+        bool sandbox_refuses = false;
         for (const auto& printed : error->paths) {
             const std::string path = resolve(printed);
-            if (error->code == ErrorCode::enoent ? hidden_by_sandbox(path)
-                                                 : write_refused(path, error->code)) {
+            if (error->code == ErrorCode::enoent ? hidden_by_sandbox(path) : write_refused(path)) {
                 add(error->code == ErrorCode::enoent ? RefusalKind::hidden : RefusalKind::write,
                     path, text);
                 return;
             }
+            sandbox_refuses = sandbox_refuses || !ctx_.policy.can_write(path);
         }
         // EROFS cannot come from a place the sandbox may write: a relative path that resolves
         // into one was printed by a program that works elsewhere (`tar -C DIR`, `make -C DIR`,
-        // a `cd`). Only when no path of the line is refused as it reads.
-        if (error->code != ErrorCode::erofs) return;
+        // a `cd`). Only when no path of the line is refused as it reads (npm's symlink from the
+        // workspace into /usr, which the host refuses too, is explained by /usr).
+        if (error->code != ErrorCode::erofs || sandbox_refuses) return;
         for (const auto& printed : error->paths) {
-            if (is_relative(printed) && ctx_.policy.can_write(resolve(printed))) {
-                add(RefusalKind::write, where_relative_points(printed), text);
-                return;
-            }
+            if (!is_relative(printed) || !ctx_.policy.can_write(resolve(printed))) continue;
+            const std::string where = where_relative_points(printed);
+            // Where the command does not say, the host cannot be asked either.
+            if (is_relative(where) || ctx_.host.may_write(where))
+                add(RefusalKind::write, where, text);
+            return;
         }
     }
 
@@ -195,12 +199,12 @@ private:
         return found.value_or(printed);
     }
 
-    // A read-only mount (EROFS) or a bind-mounted protected file (EBUSY) is the sandbox's
-    // doing. Permission errors come from the host's own permissions, which the sandbox keeps,
-    // so they count only where the host would let the user write.
-    bool write_refused(const std::string& path, ErrorCode code) const {
-        if (ctx_.policy.can_write(path)) return false;
-        return code == ErrorCode::erofs || code == ErrorCode::ebusy || ctx_.host.may_write(path);
+    // Whatever the error (EROFS from the read-only mounts, EBUSY from a protected file's bind,
+    // or EACCES and EPERM from the host's own permissions, which the sandbox keeps), a rerun
+    // outside helps only where the host would let the user write: `npm install -g` into /usr
+    // fails there too.
+    bool write_refused(const std::string& path) const {
+        return !ctx_.policy.can_write(path) && ctx_.host.may_write(path);
     }
 
     // Missing inside but there on the host. A path missing on the host too may be one the

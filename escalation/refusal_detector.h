@@ -30,9 +30,9 @@ struct DetectionContext {
 
 // Decides, from a command's rendered output lines, what the sandbox provably refused it
 // (DESIGN.md section 5):
-//   write   the command failed and a line reports, for a path the policy does not let the
-//           sandbox write, an error the sandbox causes (EROFS; EBUSY from a read-only bind) or a
-//           permission error (EACCES, EPERM) where the host would let the user write;
+//   write   the command failed and a line reports EROFS, EBUSY (a read-only bind), EACCES or
+//           EPERM for a path the policy does not let the sandbox write but the host would let
+//           the user write (HostProbe::may_write): where the host refuses too, no rerun helps;
 //   hidden  the command failed and a line reports ENOENT for a path that exists on the host;
 //   sudo    the command ran sudo (a script's sudo included: the sudo_runs records) and the
 //           output has sudo's own refusal line; one refusal per sudo command line run;

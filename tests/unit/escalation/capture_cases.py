@@ -1,14 +1,22 @@
 #!/usr/bin/env python3
 """Re-captures the outputs stored in cases/*.txt by running each case's command for real.
 
-Run as root on a Linux machine with bubblewrap and an unprivileged user `cztest`:
+Run as root on a Linux machine with bubblewrap and an unprivileged user `cztest`, naming the
+Caretz binary built from this tree:
 
-    python3 tests/unit/escalation/capture_cases.py tests/unit/escalation/cases/*.txt
+    python3 tests/unit/escalation/capture_cases.py --caretz build/app/caretz \
+        tests/unit/escalation/cases/*.txt
 
 For every case whose `capture:` is not `none`, the command runs as cztest in the way the case
-names, and the case's `exit:` and output block are rewritten with what really happened. Host
-facts and expectations are written by hand and left alone. The unit tests only read the files;
-they never run these tools.
+names, and the case's `exit:`, `sudo-run:` lines and output block are rewritten with what really
+happened. Host facts and expectations are written by hand and left alone. The unit tests only
+read the files; they never run these tools.
+
+Every capture (unless the case says `sudo-watch: no`) runs with Caretz's real stand-in for sudo
+in place, as Caretz sets it up inside its sandbox (sandbox/sudo_watch.h): in a private mount
+namespace whose root holds /.caretz, the Caretz binary is bound over each sudo of the host, the
+real sudo at /.caretz/real-sudo/PATH, and a records file at /.caretz/sudo-records. What the
+stand-in records there becomes the case's `sudo-run: CWD | ARGV` lines.
 
 Ways of capturing (the `capture:` value, default `sandbox`):
   sandbox               bwrap like Caretz's policy: the host read-only, ~/work writable,
@@ -25,6 +33,7 @@ Ways of capturing (the `capture:` value, default `sandbox`):
   none                  not captured here; `source:` says where the text comes from
 """
 
+import argparse
 import os
 import pty
 import re
@@ -71,6 +80,8 @@ SH
         printf '#!/bin/sh\ntar -xf bundle.tar -C "$HOME/outside"\n' > unpack.sh
         printf 'install:\n\tsudo -n install -m 755 tool.sh /usr/local/bin/tool\n' > deploy.mk
         printf 'install:\n\tinstall -D -m 755 tool.sh $(HOME)/.local/bin/tool\n' > install.mk
+        printf 'PREFIX ?= /usr/local\ninstall:\n\tinstall -D -m 755 tool.sh $(PREFIX)/bin/tool\n' > prefix.mk
+        mkdir -p pypkg && printf 'from setuptools import setup\nsetup(name="pypkg", version="1.0", py_modules=[])\n' > pypkg/setup.py
         echo 'echo tool' > tool.sh
         mkdir -p leftpad && printf '{{"name":"leftpad-local","version":"1.0.0"}}\n' > leftpad/package.json
         chmod +x deploy.sh restart.sh pretend.sh unpack.sh tool.sh
@@ -99,6 +110,8 @@ def prepare_sockets():
 def bwrap_argv(variant, cwd, hidden=()):
     argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/tmp", "--tmpfs", "/run"]
+    # The stand-in's records file stays writable, as Caretz binds it (there when sudo is watched).
+    argv += ["--bind-try", STAND_IN_RECORDS, STAND_IN_RECORDS]
     if variant == "docker-denied":
         argv += ["--ro-bind", SCRATCH + "/denied.sock", "/run/docker.sock"]
     if variant == "docker-stale":
@@ -124,6 +137,104 @@ def nosuid_sudo():
     shutil.copy2("/usr/bin/sudo", mount + "/sudo")
     os.chmod(mount + "/sudo", 0o4755)
     return mount
+
+
+# Caretz's stand-in for sudo (sandbox/sudo_record.h, sandbox/bwrap_command.h).
+SUDO_LOCATIONS = ("/usr/bin/sudo", "/bin/sudo", "/usr/sbin/sudo", "/sbin/sudo",
+                  "/usr/local/bin/sudo", "/usr/local/sbin/sudo")
+STAND_IN_RECORDS = "/.caretz/sudo-records"
+REAL_SUDO_DIR = "/.caretz/real-sudo"
+RECORDS = SCRATCH + "/sudo-records"
+STAND_IN = SCRATCH + "/caretz"
+NEW_ROOT = SCRATCH + "/root"
+
+
+def prepare_stand_in(caretz):
+    """Puts the Caretz binary where cztest can run it, and an empty records file of cztest's."""
+    os.makedirs(NEW_ROOT, exist_ok=True)
+    os.chmod(SCRATCH, 0o755)
+    shutil.copy2(caretz, STAND_IN)
+    os.chmod(STAND_IN, 0o755)
+
+
+def reset_records():
+    with open(RECORDS, "w"):
+        pass
+    shutil.chown(RECORDS, USER, USER)
+    os.chmod(RECORDS, 0o600)
+
+
+def with_stand_in(argv):
+    """argv run by root in a private mount namespace whose root is the host's with /.caretz
+    added and the stand-in bound over every sudo, the way Caretz's sandbox has them; the root is
+    switched with pivot_root, as bwrap cannot make a user namespace inside a chroot."""
+    binds = []
+    seen = set()
+    for location in SUDO_LOCATIONS:
+        real = os.path.realpath(location)
+        if not os.path.isfile(real) or real in seen:
+            continue
+        seen.add(real)
+        binds.append(f'mkdir -p "$R{REAL_SUDO_DIR}{os.path.dirname(real)}"; '
+                     f'touch "$R{REAL_SUDO_DIR}{real}"; '
+                     f'mount --bind "{real}" "$R{REAL_SUDO_DIR}{real}"; '
+                     f'mount --bind "{STAND_IN}" "$R{real}"')
+    script = f"""
+        set -e
+        R={NEW_ROOT}
+        mount -t tmpfs -o mode=755 caretz-capture-root "$R"
+        for e in /* /.[!.]*; do
+            [ -e "$e" ] || [ -L "$e" ] || continue
+            n=${{e#/}}
+            if [ -L "$e" ]; then ln -s "$(readlink "$e")" "$R/$n"
+            elif [ -d "$e" ]; then mkdir "$R/$n"; mount --rbind "$e" "$R/$n"
+            else touch "$R/$n"; mount --bind "$e" "$R/$n"; fi
+        done
+        mkdir -p "$R/.caretz"
+        touch "$R{STAND_IN_RECORDS}"
+        mount --bind {RECORDS} "$R{STAND_IN_RECORDS}"
+        {"; ".join(binds)}
+        mkdir "$R/.caretz-old-root"
+        cd "$R"
+        pivot_root . .caretz-old-root
+        umount -l /.caretz-old-root
+        cd /
+        exec "$@"
+    """
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"] + argv
+
+
+def read_records():
+    """The stand-in's records (sandbox/sudo_record.cpp's format), as "CWD | ARGV" lines."""
+    with open(RECORDS, "rb") as f:
+        data = f.read().decode("utf-8", "replace")
+    lines = []
+    pos = 0
+
+    def field():
+        nonlocal pos
+        colon = data.index(":", pos)
+        length = int(data[pos:colon])
+        value = data[colon + 1:colon + 1 + length]
+        pos = colon + 1 + length
+        return value
+
+    while pos < len(data):
+        if not data.startswith("sudo ", pos):
+            raise ValueError(f"not a record of the stand-in: {data[pos:pos + 60]!r}")
+        pos += len("sudo ")
+        cwd = field()
+        argv = []
+        while data[pos] == ",":
+            pos += 1
+            argv.append(field())
+        if data[pos] != "\n":
+            raise ValueError("a record of the stand-in that does not end its line")
+        pos += 1
+        if any(not a or any(c.isspace() for c in a) for a in argv):
+            raise ValueError(f"an argument the sudo-run: line cannot hold: {argv!r}")
+        lines.append(f"{cwd} | {' '.join(argv)}")
+    return lines
 
 
 def command_argv(case):
@@ -174,14 +285,23 @@ def run_in_pty(argv):
 
 
 def capture(case):
+    """The exit status, the output and the stand-in's records of running the case."""
+    watched = case.get("sudo-watch") != "no"
+    if os.path.exists(RECORDS):
+        os.unlink(RECORDS)
+    if watched:
+        reset_records()
     argv = command_argv(case)
+    if watched:
+        argv = with_stand_in(argv)
     mount = nosuid_sudo() if case.get("capture") == "nosuid" else None
     try:
         runner = run_in_pty if case.get("pty") == "yes" else run_in_pipe
-        return runner(argv)
+        code, data = runner(argv)
     finally:
         if mount:
             subprocess.run(["umount", mount], check=True)
+    return code, data, read_records() if watched else []
 
 
 def escape(data):
@@ -234,11 +354,12 @@ def recapture(block):
     case = parse_fields(block)
     if case.get("capture") == "none":
         return block
-    code, data = capture(case)
+    code, data, runs = capture(case)
     head = block.split("\n--- output", 1)[0]
-    head = re.sub(r"^exit: .*\n?", "", head, flags=re.M)
-    head = re.sub(r"^(command: .*)$", lambda m: f"{m.group(1)}\nexit: {code}", head, count=1,
-                  flags=re.M)
+    head = re.sub(r"^(exit|sudo-run): .*\n?", "", head, flags=re.M)
+    recorded = "".join(f"\nsudo-run: {run}" for run in runs)
+    head = re.sub(r"^(command: .*)$", lambda m: f"{m.group(1)}\nexit: {code}{recorded}", head,
+                  count=1, flags=re.M)
     if case.get("pty") == "yes":
         body = "--- output escaped\n" + escape(data)
     else:
@@ -248,11 +369,17 @@ def recapture(block):
     return head.rstrip("\n") + "\n" + body + "\n"
 
 
-def main(paths):
+def main():
+    parser = argparse.ArgumentParser(description="Re-captures the cases' outputs.")
+    parser.add_argument("--caretz", required=True, help="the Caretz binary: the sudo stand-in")
+    parser.add_argument("paths", nargs="+", help="case files to rewrite")
+    args = parser.parse_args()
+    paths = args.paths
     if os.geteuid() != 0:
         sys.exit("run as root: captures switch to the user cztest and mount tmpfs")
     prepare_user_files()
     prepare_sockets()
+    prepare_stand_in(args.caretz)
     for path in paths:
         with open(path, encoding="utf-8") as f:
             preamble, blocks = split_cases(f.read())
@@ -265,4 +392,4 @@ def main(paths):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

@@ -136,6 +136,7 @@ struct Session {
 
     Session() {
         host.paths = {kSshKey};
+        host.writable = {"/etc"};  // as root may: a refused touch there is worth a rerun outside
         spec.policy = test_policy();
         spec.env = {{"HOME", "/home/cztest"}, {"PATH", "/usr/bin:/bin"}};
         spec.shell = "/bin/bash";
@@ -374,6 +375,16 @@ TEST_CASE("pipeline: Allow once reruns on the host after the audit line is on di
     session.approver.answer = Decision::deny;
     CHECK_FALSE(session.run(kReadKey).ran_on_host);
     CHECK(session.approver.offers.size() == 2);
+}
+
+TEST_CASE("pipeline: a write the host would refuse too asks nothing", "[command_pipeline]") {
+    Session session;
+    session.host.writable.clear();
+    const CommandOutcome outcome = session.run(kTouchEtc);
+    CHECK(session.journal == Journal{std::string("sandbox: ") + kTouchEtc});
+    CHECK(outcome.refusals.empty());
+    CHECK_FALSE(outcome.decision.has_value());
+    CHECK(session.approver.offers.empty());
 }
 
 TEST_CASE("pipeline: Allow for session runs the identical text outside without asking",

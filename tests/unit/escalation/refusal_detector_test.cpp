@@ -13,7 +13,9 @@ using caretz::testing::test_policy;
 
 namespace {
 
-// One command's situation, with a host where the usual sockets exist.
+// One command's situation, with a host where the usual sockets exist and the user may write
+// everywhere (as root may), so that a test is about what the output says; the tests of what the
+// host refuses too clear `host.writable`.
 struct Scene {
     SandboxPolicy policy = test_policy();
     FakeHost host;
@@ -21,6 +23,7 @@ struct Scene {
     Scene() {
         host.sockets = {"/var/run/docker.sock", "/run/dbus/system_bus_socket"};
         host.paths = {"/run/user/1001/bus", "/home/cztest/.ssh/id_ed25519"};
+        host.writable = {"/"};
     }
 
     DetectionContext context(const std::string& command, int exit_code,
@@ -171,6 +174,7 @@ TEST_CASE("Message formats of tools not installed where the cases were captured"
 TEST_CASE("EPERM and EACCES count only where the host would allow the write",
           "[refusal_detector]") {
     Scene scene;
+    scene.host.writable.clear();
     const std::string line = "chown: changing ownership of '/srv/data': Operation not permitted\n";
     CHECK(scene.detect("chown me /srv/data", 1, line).empty());
     scene.host.writable = {"/srv"};
@@ -521,4 +525,35 @@ TEST_CASE("a relative path is only re-read for EROFS, and only when the command 
                       "tar: tool.sh: Cannot change ownership to uid 0, gid 0: Operation not "
                       "permitted\n")
               .empty());
+}
+
+TEST_CASE("A write the host would refuse too is no refusal, whatever the error",
+          "[refusal_detector]") {
+    Scene scene;
+    scene.host.writable = {"/home/cztest"};
+    CHECK(scene.detect("touch /etc/x", 1, "touch: cannot touch '/etc/x': Read-only file system\n")
+              .empty());
+    CHECK(subjects(scene.detect("touch ~/.bashrc", 1,
+                                "touch: cannot touch '/home/cztest/.bashrc': Read-only file "
+                                "system\n")) == Subjects{"write /home/cztest/.bashrc"});
+    // npm's symlink from the workspace into /usr: /usr explains the EROFS, so the workspace
+    // path is no relative path printed from elsewhere.
+    CHECK(scene
+              .detect("npm install -g ./pkg", 226,
+                      "npm error rofs EROFS: read-only file system, symlink "
+                      "'../../../home/cztest/work/pkg' -> '/usr/lib/node_modules/pkg'\n")
+              .empty());
+    // Where a relative path points is asked of the host too; where nothing says, it counts.
+    const std::string tar = "tar: tool.sh: Cannot open: Read-only file system\n";
+    CHECK(scene.detect("tar -xf b.tar -C /opt", 2, tar).empty());
+    CHECK(subjects(scene.detect("tar -xf b.tar -C ~/outside", 2, tar)) ==
+          Subjects{"write /home/cztest/outside/tool.sh"});
+    CHECK(subjects(scene.detect("./unpack.sh", 2, tar)) == Subjects{"write tool.sh"});
+    // The protected .git/config of the workspace: the host lets its owner write it.
+    const std::string busy =
+        "Error: EBUSY: resource busy or locked, rename '.git/config.lock' -> '.git/config'\n";
+    CHECK(subjects(scene.detect("node save.js", 1, busy)) ==
+          Subjects{"write /home/cztest/work/.git/config"});
+    scene.host.writable.clear();
+    CHECK(scene.detect("node save.js", 1, busy).empty());
 }
