@@ -26,6 +26,17 @@ std::string wrapped(const std::string& text, size_t width) {
     return out + line;
 }
 
+// The administrator's files, whose paths no flag or variable changes.
+std::string machine_files_help() {
+    return wrapped(std::string("Machine-wide: ") + kMachineConfigPath +
+                       " is read before your config, which overrides it key by key. " +
+                       kMachinePolicyPath +
+                       " is what the administrator enforces: no config, profile or flag can go "
+                       "past it (trying is an error naming the key and the policy), and Caretz "
+                       "does not start when it is malformed or others than root may change it.",
+                   90);
+}
+
 // What every sandbox hides, from the one table (sandbox/hidden_defaults.cpp).
 std::string hidden_paths_help() {
     std::string always, stores;
@@ -63,7 +74,8 @@ void add_shared_options(CLI::App& app, CommandLine& cl, std::string& timeout) {
     app.add_option("--base-url", cl.base_url, "Base URL of the model API");
     app.add_option_function<std::string>(
         "--config", [&](const std::string& f) { cl.config_file = f; },
-        "Config file (default: $XDG_CONFIG_HOME/caretz/config.json)");
+        "Config file (default: $XDG_CONFIG_HOME/caretz/config.json), laid over "
+        "/etc/caretz/config.json");
     app.add_flag("--no-session", cl.no_session, "Run each command in a fresh sandbox");
     app.add_flag("--json", cl.json, "caretz exec: print one JSON object with the result");
 }
@@ -78,7 +90,7 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
         "bubblewrap sandbox; you decide when one may run outside it.",
         "caretz"};
     app.set_version_flag("--version", kVersion);
-    app.footer(hidden_paths_help());
+    app.footer(hidden_paths_help() + "\n\n" + machine_files_help());
     add_shared_options(app, cl, timeout);
     app.add_option("-p,--prompt", cl.prompt, "The first prompt for the model");
 

@@ -10,6 +10,7 @@
 #include "app/command_line.h"
 #include "app/config.h"
 #include "app/exec_command.h"
+#include "app/machine_policy.h"
 #include "app/sandbox_spec.h"
 #include "app/user_context.h"
 #include "pty/pty.h"
@@ -21,17 +22,22 @@ using namespace caretz;
 
 namespace {
 
-// Reads the config file and the chosen profile, then lays the flags over them.
+// Reads the machine policy, the machine-wide config, the user's config and the chosen profile,
+// lays the flags over them, and holds the result to the policy.
 std::optional<Settings> load_settings(const CommandLine& cl) {
     try {
         const bool explicit_file = cl.config_file.has_value();
         const UserContext user = current_user_context();
         std::string path = explicit_file ? *cl.config_file : config_dir(user.home) + "/config.json";
         ConfigContext context{user.home, default_hidden_paths(user.home, user.cwd, user.env)};
-        ConfigFile config = load_config(path, explicit_file, context);
-        std::optional<ConfigLayer> profile;
-        if (cl.profile) profile = find_profile(config, *cl.profile);
-        return merge_settings(config, profile, cl.flags);
+        const MachinePolicy policy = load_machine_policy(kMachinePolicyPath);
+        const std::vector<ConfigFile> files = {load_machine_config(kMachineConfigPath, context),
+                                               load_config(path, explicit_file, context)};
+        const auto layers = layers_in_force(files, cl.profile, cl.flags);
+        check_within_policy(policy, layers, user.home, user.cwd);
+        Settings settings = merge_settings(layers);
+        apply_policy(policy, settings);
+        return settings;
     } catch (const ConfigError& e) {
         std::fprintf(stderr, "caretz: %s\n", e.what());
         return std::nullopt;

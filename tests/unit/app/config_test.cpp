@@ -5,6 +5,16 @@
 using namespace caretz;
 using Catch::Matchers::Contains;
 
+namespace {
+
+// The settings of one config file with the profile and flags given.
+Settings settings_of(const ConfigFile& config, const std::optional<std::string>& profile = {},
+                     const ConfigLayer& flags = {}) {
+    return merge_settings(layers_in_force({config}, profile, flags));
+}
+
+}  // namespace
+
 TEST_CASE("a config file sets every documented key") {
     auto config = parse_config(R"({
         "ask_sandbox_off": true,
@@ -19,7 +29,7 @@ TEST_CASE("a config file sets every documented key") {
         "profiles": {"night": {"permission_timeout": "1h", "sandbox": {"writable": []}}}
     })",
                                "config.json");
-    auto s = merge_settings(config, std::nullopt, {});
+    auto s = settings_of(config);
     CHECK(s.ask_sandbox_off);
     CHECK(s.permission_timeout == std::chrono::seconds(300));
     CHECK(s.sandbox.allow_docker);
@@ -35,34 +45,33 @@ TEST_CASE("flags beat the profile, the profile beats the config, the config beat
         "sandbox": {"writable": ["/a"]},
         "profiles": {"p": {"permission_timeout": "1h", "sandbox": {"writable": ["/b"]}}}})",
                                "c.json");
-    CHECK_FALSE(merge_settings({}, std::nullopt, {}).ask_sandbox_off);
-    CHECK_FALSE(merge_settings({}, std::nullopt, {}).permission_timeout.has_value());
+    CHECK_FALSE(settings_of({}).ask_sandbox_off);
+    CHECK_FALSE(settings_of({}).permission_timeout.has_value());
 
-    auto profile = find_profile(config, "p");
-    auto s = merge_settings(config, profile, {});
+    auto s = settings_of(config, "p");
     CHECK(s.permission_timeout == std::chrono::seconds(3600));
     CHECK(s.sandbox.writable == std::vector<std::string>{"/b"});
 
     ConfigLayer flags;
     flags.permission_timeout = std::chrono::seconds(90);
     flags.ask_sandbox_off = true;
-    s = merge_settings(config, profile, flags);
+    s = settings_of(config, "p", flags);
     CHECK(s.permission_timeout == std::chrono::seconds(90));
     CHECK(s.ask_sandbox_off);
 }
 
 TEST_CASE("the built-in ops profile turns on the offer and the config can extend it") {
-    CHECK(merge_settings({}, find_profile({}, "ops"), {}).ask_sandbox_off);
+    CHECK(settings_of({}, "ops").ask_sandbox_off);
     auto config = parse_config(R"({"profiles": {"ops": {"permission_timeout": "90s"}}})", "c");
-    auto s = merge_settings(config, find_profile(config, "ops"), {});
+    auto s = settings_of(config, "ops");
     CHECK(s.ask_sandbox_off);
     CHECK(s.permission_timeout == std::chrono::seconds(90));
 }
 
 TEST_CASE("an unknown profile is an error naming the known ones") {
     auto config = parse_config(R"({"profiles": {"mine": {}}})", "c");
-    REQUIRE_THROWS_AS(find_profile(config, "nope"), ConfigError);
-    CHECK_THROWS_WITH(find_profile(config, "nope"),
+    REQUIRE_THROWS_AS(settings_of(config, "nope"), ConfigError);
+    CHECK_THROWS_WITH(settings_of(config, "nope"),
                       Contains("nope") && Contains("ops") && Contains("mine"));
 }
 
@@ -96,8 +105,7 @@ TEST_CASE("an unknown key is an error, not silently ignored") {
 }
 
 TEST_CASE("a missing config file is empty unless it was named on the command line") {
-    CHECK_FALSE(merge_settings(load_config("/nonexistent/caretz.json", false), std::nullopt, {})
-                    .ask_sandbox_off);
+    CHECK_FALSE(settings_of(load_config("/nonexistent/caretz.json", false)).ask_sandbox_off);
     CHECK_THROWS_WITH(load_config("/nonexistent/caretz.json", true),
                       Contains("/nonexistent/caretz.json"));
 }
@@ -107,10 +115,10 @@ TEST_CASE("denied domains are read and a profile replaces them like any list") {
         "denied_domains": ["*.internal.example.com"]},
         "profiles": {"open": {"sandbox": {"denied_domains": []}}}})",
                                "c.json");
-    auto s = merge_settings(config, std::nullopt, {});
+    auto s = settings_of(config);
     CHECK(s.sandbox.allowed_domains == std::vector<std::string>{"pypi.org:443"});
     CHECK(s.sandbox.denied_domains == std::vector<std::string>{"*.internal.example.com"});
-    CHECK(merge_settings(config, find_profile(config, "open"), {}).sandbox.denied_domains.empty());
+    CHECK(settings_of(config, "open").sandbox.denied_domains.empty());
 }
 
 TEST_CASE("a domain entry that is no host pattern names the key and the entry") {
@@ -136,12 +144,12 @@ TEST_CASE("sandbox.visible names credential stores hidden by default, in the con
     auto config = parse_config(R"({"sandbox": {"visible": ["~/.kube", "/home/u/.netrc"]},
         "profiles": {"gh": {"sandbox": {"visible": ["~/.config/gh/hosts.yml"]}}}})",
                                "c.json", user_context());
-    auto s = merge_settings(config, std::nullopt, {});
+    auto s = settings_of(config);
     CHECK(s.sandbox.visible == std::vector<std::string>{"~/.kube", "/home/u/.netrc"});
     // As for every key, a profile's list replaces the config file's.
-    s = merge_settings(config, find_profile(config, "gh"), {});
+    s = settings_of(config, "gh");
     CHECK(s.sandbox.visible == std::vector<std::string>{"~/.config/gh/hosts.yml"});
-    CHECK(merge_settings({}, std::nullopt, {}).sandbox.visible.empty());
+    CHECK(settings_of({}).sandbox.visible.empty());
 }
 
 TEST_CASE("sandbox.visible naming a path that is not a credential store stops Caretz") {
