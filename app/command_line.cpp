@@ -49,7 +49,8 @@ std::string hidden_paths_help() {
                        ". Paths under ~/.config, ~/.local/share and ~/.local/state are hidden "
                        "where $XDG_CONFIG_HOME, $XDG_DATA_HOME and $XDG_STATE_HOME put them "
                        "too. Config key sandbox.visible (a list of paths) gives credential stores "
-                       "back; only your own config file can set it. sandbox.hidden adds paths.",
+                       "back; only your own config file and /etc/caretz/config.json can set it. "
+                       "sandbox.hidden adds paths.",
                    90);
 }
 
