@@ -183,4 +183,43 @@ rm -f "$policy"
 run exec --ask-sandbox-off "echo RAN-$tag"
 check "without a policy, --ask-sandbox-off is the user's again" contains "$OUT" "RAN-$tag"
 
+# --- the policy's sandbox.allowed_domains bounds the network approval too ----------------------
+# A server on the host's loopback: "127.0.0.1" is within the bound, "localhost" is not.
+web=$(mktemp -d /tmp/caretz-e2e-policy-web.XXXXXX)
+echo "hello-$tag" >"$web/hello.txt"
+chmod -R a+rX "$web"
+python3 -u -m http.server --bind 127.0.0.1 --directory "$web" 0 >"$web/log" 2>&1 &
+web_pid=$!
+trap 'kill $web_pid 2>/dev/null; rm -rf "$web"; agent_cleanup; umount /etc/caretz; rm -rf "$ETC" "$TEST_HOME"' EXIT
+for _ in $(seq 100); do grep -q 'port [0-9]' "$web/log" && break; sleep 0.1; done
+port=$(grep -o 'port [0-9]*' "$web/log" | head -1 | cut -d' ' -f2)
+fetch="curl --noproxy '' -sS -m 20 -w ' HTTP-%{http_code}\n'"
+echo '{"sandbox": {"allowed_domains": ["127.0.0.1"]}}' | u tee "$user_config" >/dev/null
+network_decision() {  # HOST: the last network decision about HOST:$port
+    python3 - "$audit" "$1" "$port" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if '"event":"network"' in l]
+found = [l["decision"] for l in lines if l["host"] == sys.argv[2] and l["port"] == int(sys.argv[3])]
+print(found[-1] if found else "none")
+PY
+}
+
+exec_in_pane "$fetch http://localhost:$port/hello.txt"
+check_screen "without a policy, a destination outside the allowed list is asked about" \
+    "wants to reach localhost:$port" 30
+tmux_ send-keys -t main d
+check_screen "... and denied with d" "HTTP-403" 30
+
+admin_file policy.json '{"sandbox": {"allowed_domains": ["127.0.0.1"]}}'
+run exec "$fetch http://127.0.0.1:$port/hello.txt"
+check "within the policy's bound an allowed destination answers" contains "$OUT" "hello-$tag"
+served=$(grep -c hello.txt "$web/log")
+exec_in_pane "$fetch http://localhost:$port/hello.txt"
+check_screen "outside the policy's bound the command gets a 403" "HTTP-403" 30
+check "... without asking anyone" not_contains "$(whole_screen)" "wants to reach"
+check "... saying it is denied" contains "$(whole_screen)" "is denied"
+check "... recorded as denied_by_policy" test "$(network_decision localhost)" == denied_by_policy
+check "... and the server never saw it" test "$(grep -c hello.txt "$web/log")" -eq "$served"
+rm -f "$user_config" "$policy"
+
 finish
