@@ -27,6 +27,17 @@ std::string wrapped(const std::string& text, size_t width) {
     return out + line;
 }
 
+// The administrator's files, whose paths no flag or variable changes.
+std::string machine_files_help() {
+    return wrapped(std::string("Machine-wide: ") + kMachineConfigPath +
+                       " is read before your config, which overrides it key by key. " +
+                       kMachinePolicyPath +
+                       " is what the administrator enforces: no config, profile or flag can go "
+                       "past it (trying is an error naming the key and the policy), and Caretz "
+                       "does not start when it is malformed or others than root may change it.",
+                   90);
+}
+
 // What every sandbox hides, from the one table (sandbox/hidden_defaults.cpp).
 std::string hidden_paths_help() {
     std::string always, stores;
@@ -39,7 +50,8 @@ std::string hidden_paths_help() {
                        ". Paths under ~/.config, ~/.local/share and ~/.local/state are hidden "
                        "where $XDG_CONFIG_HOME, $XDG_DATA_HOME and $XDG_STATE_HOME put them "
                        "too. Config key sandbox.visible (a list of paths) gives credential stores "
-                       "back; only your own config file can set it. sandbox.hidden adds paths.",
+                       "back; only your own config file and /etc/caretz/config.json can set it. "
+                       "sandbox.hidden adds paths.",
                    90);
 }
 
@@ -88,7 +100,8 @@ void add_shared_options(CLI::App& app, CommandLine& cl, std::string& timeout) {
     app.add_option("--base-url", cl.base_url, "Base URL of the model API");
     app.add_option_function<std::string>(
            "--config", [&](const std::string& f) { cl.config_file = f; },
-           "Config file (default: $XDG_CONFIG_HOME/caretz/config.json)")
+           "Config file (default: $XDG_CONFIG_HOME/caretz/config.json), laid over "
+           "/etc/caretz/config.json")
         ->type_name(kFileValue);
     app.add_flag("--no-session", cl.no_session, "Run each command in a fresh sandbox");
     app.add_flag("--json", cl.json,
@@ -106,7 +119,8 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
         "bubblewrap sandbox; you decide when one may run outside it.",
         "caretz"};
     app.set_version_flag("--version", kVersion);
-    app.footer(hidden_paths_help() + "\n\n" + notice_help() + "\n\n" +
+    app.footer(hidden_paths_help() + "\n\n" + machine_files_help() + "\n\n" + notice_help() +
+               "\n\n" +
                wrapped("Shell completions for bash, zsh and fish come with Caretz (cmake "
                        "--install puts them where each shell looks); after --profile they offer "
                        "the profiles of your config file.",

@@ -1,17 +1,26 @@
 #include "app/config.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "app/duration.h"
+#include "pty/unique_fd.h"
 #include "sandbox/network_policy.h"
 
 namespace caretz {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
@@ -30,32 +39,42 @@ public:
 
     ConfigLayer read(const json& object, const std::vector<std::string>& where) {
         ConfigLayer layer;
-        const std::string source = where.empty() ? file_ : file_ + ", profile " + where.back();
-        for (const auto& [key, value] : object.items()) {
-            auto path = where;
-            path.push_back(key);
-            if (key != "sandbox" && key != "audit" && key != "profiles")
-                layer.sources[key] = key + " in " + source;
-            if (key == "ask_sandbox_off") {
-                layer.ask_sandbox_off = boolean(value, path);
-            } else if (key == "allow_docker") {
-                layer.allow_docker = boolean(value, path);
-            } else if (key == "permission_timeout") {
-                layer.permission_timeout = duration(value, path);
-            } else if (key == "notify") {
-                layer.notify = notify_mode(value, path);
-            } else if (key == "notify_command") {
-                layer.notify_command = command(value, path);
-            } else if (key == "sandbox") {
-                read_sandbox(layer, object_of(value, path), path, source);
-            } else if (key == "audit") {
-                read_audit(layer, object_of(value, path), path, source);
-            } else if (key == "profiles" && where.empty()) {
-                continue;  // read by parse_config
-            } else {
-                fail(path, "is not a known setting");
-            }
-        }
+        layer_ = &layer;
+        where_ = where;
+        source_ = where.empty() ? file_ : file_ + ", profile " + where.back();
+        each_key(
+            object, where, "setting", [&](const std::string& key, const json& value, auto& path) {
+                if (key == "ask_sandbox_off") {
+                    layer.ask_sandbox_off = boolean(value, path);
+                } else if (key == "allow_docker") {
+                    layer.allow_docker = boolean(value, path);
+                } else if (key == "permission_timeout") {
+                    layer.permission_timeout = duration(value, path);
+                } else if (key == "notify") {
+                    layer.notify = notify_mode(value, path);
+                } else if (key == "notify_command") {
+                    layer.notify_command = command(value, path);
+                } else if (key == "sandbox") {
+                    read_sandbox(layer, object_of(value, path), path);
+                } else if (key == "audit") {
+                    each_key(object_of(value, path), path, "audit setting",
+                             [&](const std::string& k, const json& v, auto& p) {
+                                 if (k != "syslog") return false;
+                                 layer.audit_syslog = boolean(v, p);
+                                 return true;
+                             });
+                } else if (key == "sandbox_off") {
+                    each_key(object_of(value, path), path, "sandbox_off setting",
+                             [&](const std::string& k, const json& v, auto& p) {
+                                 if (k != "always_allow") return false;
+                                 layer.always_allow = strings(v, p);
+                                 return true;
+                             });
+                } else {
+                    return key == "profiles" && where.empty();  // profiles: read by parse_config
+                }
+                return true;
+            });
         return layer;
     }
 
@@ -65,49 +84,73 @@ public:
     }
 
     [[noreturn]] void fail(const std::vector<std::string>& path, const std::string& problem) {
-        std::string dotted;
-        for (const auto& p : path) dotted += (dotted.empty() ? "" : ".") + p;
-        throw ConfigError(file_ + ":" + std::to_string(line_of(path)) + ": \"" + dotted + "\" " +
-                          problem);
+        throw ConfigError(file_ + ":" + std::to_string(line_of(path)) + ": \"" + dotted(path) +
+                          "\" " + problem);
+    }
+
+    // A key outside `only_keys` (and not an object holding one) stops Caretz.
+    void check_permitted(const std::vector<std::string>& path) {
+        const auto& only = context_.only_keys;
+        if (only.empty()) return;
+        const std::string key = dotted(path);
+        for (const auto& k : only)
+            if (k == key || k.starts_with(key + ".")) return;
+        std::string list;
+        for (const auto& k : only) list += (list.empty() ? "" : ", ") + k;
+        fail(path, "cannot be set here (this file may set: " + list + ")");
     }
 
 private:
-    void read_sandbox(ConfigLayer& layer, const json& object, const std::vector<std::string>& where,
-                      const std::string& source) {
+    static std::string dotted(const std::vector<std::string>& path) {
+        std::string out;
+        for (const auto& p : path) out += (out.empty() ? "" : ".") + p;
+        return out;
+    }
+
+    // Hands `read` each key of `object` with its path; a key it does not know (it returns
+    // false) stops Caretz, as does one outside `only_keys`.
+    template <typename Read>
+    void each_key(const json& object, const std::vector<std::string>& where, const char* what,
+                  Read read) {
         for (const auto& [key, value] : object.items()) {
             auto path = where;
             path.push_back(key);
-            layer.sources["sandbox." + key] = "sandbox." + key + " in " + source;
-            if (key == "writable") {
-                layer.writable = strings(value, path);
-            } else if (key == "hidden") {
-                layer.hidden = strings(value, path);
-            } else if (key == "visible") {
-                layer.visible = visible_paths(value, path);
-            } else if (key == "allowed_domains") {
-                layer.allowed_domains = domains(value, path);
-            } else if (key == "denied_domains") {
-                layer.denied_domains = domains(value, path);
-            } else if (key == "env") {
-                layer.env = string_map(value, path);
-            } else {
-                fail(path, "is not a known sandbox setting");
-            }
+            check_permitted(path);
+            if (!read(key, value, path)) fail(path, std::string("is not a known ") + what);
+            note_source(path, value);
         }
     }
 
-    void read_audit(ConfigLayer& layer, const json& object, const std::vector<std::string>& where,
-                    const std::string& source) {
-        for (const auto& [key, value] : object.items()) {
-            auto path = where;
-            path.push_back(key);
-            layer.sources["audit." + key] = "audit." + key + " in " + source;
-            if (key == "syslog") {
-                layer.audit_syslog = boolean(value, path);
-            } else {
-                fail(path, "is not a known audit setting");
-            }
-        }
+    // Records who set a setting (not a group of them such as "sandbox"), by its dotted name
+    // within the layer: "sandbox.hidden in FILE, profile NAME".
+    void note_source(const std::vector<std::string>& path, const json& value) {
+        if (value.is_object() && path.back() != "env") return;
+        const std::string key = dotted(
+            std::vector<std::string>(path.begin() + static_cast<long>(where_.size()), path.end()));
+        layer_->sources[key] = key + " in " + source_;
+    }
+
+    void read_sandbox(ConfigLayer& layer, const json& object,
+                      const std::vector<std::string>& where) {
+        each_key(object, where, "sandbox setting",
+                 [&](const std::string& key, const json& value, auto& path) {
+                     if (key == "writable") {
+                         layer.writable = strings(value, path);
+                     } else if (key == "hidden") {
+                         layer.hidden = strings(value, path);
+                     } else if (key == "visible") {
+                         layer.visible = visible_paths(value, path);
+                     } else if (key == "allowed_domains") {
+                         layer.allowed_domains = domains(value, path);
+                     } else if (key == "denied_domains") {
+                         layer.denied_domains = domains(value, path);
+                     } else if (key == "env") {
+                         layer.env = string_map(value, path);
+                     } else {
+                         return false;
+                     }
+                     return true;
+                 });
     }
 
     bool boolean(const json& value, const std::vector<std::string>& path) {
@@ -203,6 +246,9 @@ private:
     const std::string& text_;
     const std::string& file_;
     const ConfigContext& context_;
+    ConfigLayer* layer_ = nullptr;  // the layer `read` fills, for note_source
+    std::vector<std::string> where_;
+    std::string source_;
 };
 
 void lay_over(ConfigLayer& below, const ConfigLayer& above) {
@@ -217,8 +263,9 @@ void lay_over(ConfigLayer& below, const ConfigLayer& above) {
     if (above.denied_domains) below.denied_domains = above.denied_domains;
     if (above.notify) below.notify = above.notify;
     if (above.notify_command) below.notify_command = above.notify_command;
-    for (const auto& [key, source] : above.sources) below.sources[key] = source;
     if (above.audit_syslog) below.audit_syslog = above.audit_syslog;
+    if (above.always_allow) below.always_allow = above.always_allow;
+    for (const auto& [key, source] : above.sources) below.sources[key] = source;
 }
 
 std::map<std::string, ConfigLayer> builtin_profiles() {
@@ -247,6 +294,7 @@ ConfigFile parse_config(const std::string& text, const std::string& file_name,
     }
     LayerReader reader(text, file_name, context);
     ConfigFile config;
+    config.path = file_name;
     config.base = reader.read(reader.object_of(root, {"(top level)"}), {});
     if (root.contains("profiles")) {
         const json& profiles = reader.object_of(root["profiles"], {"profiles"});
@@ -268,6 +316,58 @@ ConfigFile load_config(const std::string& path, bool required, const ConfigConte
     return parse_config(text.str(), path, context);
 }
 
+std::optional<std::string> read_root_owned_file(const std::string& path) {
+    // Not following a link and not waiting on a FIFO: only a regular file is read.
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (!fd.valid()) {
+        if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+        if (errno == ELOOP)
+            throw ConfigError(path +
+                              ": is a symbolic link; Caretz reads it only as a regular "
+                              "file owned by root");
+        throw ConfigError(path + ": cannot be read (" + std::strerror(errno) +
+                          "), so Caretz does not start; make it readable (chmod 644)");
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+        throw ConfigError(path + ": is not a regular file; Caretz does not start without it");
+    auto fix = [](const std::string& p, const char* mode) {
+        return "; make it root's: chown root:root " + p + " && chmod " + mode + " " + p;
+    };
+    if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+        throw ConfigError(path +
+                          ": users other than root may change it, so Caretz does not "
+                          "trust it and does not start" +
+                          fix(path, "644"));
+    for (auto dir = fs::path(path).parent_path(); !dir.empty(); dir = dir.parent_path()) {
+        struct stat d {};
+        const bool sticky_or_closed =
+            ::stat(dir.c_str(), &d) == 0 &&
+            ((d.st_mode & (S_IWGRP | S_IWOTH)) == 0 || (d.st_mode & S_ISVTX));
+        if (!S_ISDIR(d.st_mode) || d.st_uid != 0 || !sticky_or_closed)
+            throw ConfigError(path + ": its folder " + dir.string() +
+                              " may be changed by users other than root, so Caretz does not "
+                              "trust the file and does not start" +
+                              fix(dir.string(), "755"));
+        if (dir == dir.root_path()) break;
+    }
+    std::string text;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) != 0;) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0)
+            throw ConfigError(path + ": cannot be read (" + std::string(std::strerror(errno)) +
+                              ")");
+        text.append(buf, static_cast<size_t>(n));
+    }
+    return text;
+}
+
+ConfigFile load_machine_config(const std::string& path, const ConfigContext& context) {
+    auto text = read_root_owned_file(path);
+    return text ? parse_config(*text, path, context) : ConfigFile{};
+}
+
 std::string config_dir(const std::string& home) {
     const char* xdg = std::getenv("XDG_CONFIG_HOME");
     std::string base = (xdg && xdg[0] == '/') ? xdg : home + "/.config";
@@ -281,25 +381,42 @@ std::vector<std::string> profile_names(const ConfigFile& config) {
     return {names.begin(), names.end()};
 }
 
-ConfigLayer find_profile(const ConfigFile& config, const std::string& name) {
-    auto builtins = builtin_profiles();
-    auto builtin = builtins.find(name);
-    auto own = config.profiles.find(name);
-    if (builtin == builtins.end() && own == config.profiles.end()) {
-        std::string known;
-        for (const auto& n : profile_names(config)) known += (known.empty() ? "" : ", ") + n;
-        throw ConfigError("unknown profile \"" + name + "\" (known profiles: " + known + ")");
+std::vector<SourcedLayer> layers_in_force(const std::vector<ConfigFile>& files,
+                                          const std::optional<std::string>& profile,
+                                          const ConfigLayer& flags) {
+    std::vector<SourcedLayer> layers;
+    for (const auto& file : files)
+        if (!file.path.empty()) layers.push_back({file.path, file.base});
+    if (profile) {
+        const auto builtins = builtin_profiles();
+        bool found = false;
+        if (auto builtin = builtins.find(*profile); builtin != builtins.end()) {
+            layers.push_back({"built-in profile \"" + *profile + "\"", builtin->second});
+            found = true;
+        }
+        for (const auto& file : files)
+            if (auto own = file.profiles.find(*profile); own != file.profiles.end()) {
+                layers.push_back({"profile \"" + *profile + "\" in " + file.path, own->second});
+                found = true;
+            }
+        if (!found) {
+            std::set<std::string> known;
+            for (const auto& [name, _] : builtins) known.insert(name);
+            for (const auto& file : files)
+                for (const auto& [name, _] : file.profiles) known.insert(name);
+            std::string list;
+            for (const auto& name : known) list += (list.empty() ? "" : ", ") + name;
+            throw ConfigError("unknown profile \"" + *profile + "\" (known profiles: " + list +
+                              ")");
+        }
     }
-    ConfigLayer layer = builtin == builtins.end() ? ConfigLayer{} : builtin->second;
-    if (own != config.profiles.end()) lay_over(layer, own->second);
-    return layer;
+    layers.push_back({"the command line", flags, true});
+    return layers;
 }
 
-Settings merge_settings(const ConfigFile& config, const std::optional<ConfigLayer>& profile,
-                        const ConfigLayer& flags) {
-    ConfigLayer merged = config.base;
-    if (profile) lay_over(merged, *profile);
-    lay_over(merged, flags);
+Settings merge_settings(const std::vector<SourcedLayer>& layers) {
+    ConfigLayer merged;
+    for (const auto& layer : layers) lay_over(merged, layer.layer);
     Settings settings;
     settings.ask_sandbox_off = merged.ask_sandbox_off.value_or(false);
     settings.permission_timeout = merged.permission_timeout;
@@ -314,6 +431,7 @@ Settings merge_settings(const ConfigFile& config, const std::optional<ConfigLaye
     settings.notice.command = merged.notify_command.value_or(std::vector<std::string>{});
     settings.sources = merged.sources;
     settings.audit_syslog = merged.audit_syslog.value_or(false);
+    settings.always_allow = merged.always_allow.value_or(std::vector<std::string>{});
     return settings;
 }
 

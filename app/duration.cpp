@@ -36,4 +36,13 @@ std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
     return std::chrono::seconds(total);
 }
 
+std::string format_duration(std::chrono::seconds duration) {
+    const long long total = duration.count();
+    std::string out;
+    if (total >= 3600) out += std::to_string(total / 3600) + "h";
+    if (total % 3600 >= 60) out += std::to_string(total % 3600 / 60) + "m";
+    if (total % 60 != 0 || out.empty()) out += std::to_string(total % 60) + "s";
+    return out;
+}
+
 }  // namespace caretz

@@ -41,6 +41,7 @@ std::string outcome_json(const CommandOutcome& outcome) {
 CommandPipeline::Options pipeline_options(const Settings& settings, const UserContext& user) {
     CommandPipeline::Options options;
     options.ask_sandbox_off = settings.ask_sandbox_off;
+    options.always_allow = {settings.always_allow.begin(), settings.always_allow.end()};
     options.session_id = random_hex(8);
     options.shell = user.shell;
     options.audit_path = AuditLog::default_path(user.home);

@@ -24,7 +24,7 @@ using namespace caretz;
 
 namespace {
 
-// Reads the config file and the chosen profile, then lays the flags over them.
+// The settings in force (load_settings), or nothing once a config error has been said.
 std::optional<Settings> settings_or_complaint(const CommandLine& cl) {
     try {
         return load_settings(cl, current_user_context());

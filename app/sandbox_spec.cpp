@@ -30,6 +30,19 @@ void create_state_dir(const std::string& home) {
     std::filesystem::permissions(state_dir, std::filesystem::perms::owner_all, ignored);
 }
 
+// Caretz reads no config from a workspace. A file where one would be is likely someone's
+// attempt at one (standing rules, sandbox settings): saying so beats silently doing without.
+void note_ignored_workspace_config(const std::string& workspace) {
+    const std::string path = workspace + "/.caretz/config.json";
+    std::error_code ignored;
+    if (!std::filesystem::exists(std::filesystem::symlink_status(path, ignored))) return;
+    std::fprintf(stderr,
+                 "caretz: %s is not read: Caretz takes no settings from a workspace, so standing "
+                 "rules (sandbox_off.always_allow) and sandbox settings come only from your own "
+                 "config and %s\n",
+                 path.c_str(), kMachineConfigPath);
+}
+
 }  // namespace
 
 SandboxPolicy effective_policy(const CommandLine& cl, const Settings& settings,
@@ -47,6 +60,7 @@ SandboxPolicy effective_policy(const CommandLine& cl, const Settings& settings,
 SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
                              const UserContext& user) {
     create_state_dir(user.home);
+    note_ignored_workspace_config(user.cwd);
     SandboxSpec spec;
     spec.policy = effective_policy(cl, settings, user);
     for (const auto& git_dir :

@@ -1,5 +1,7 @@
 #include "app/settings_loader.h"
 
+#include "app/machine_policy.h"
+
 namespace caretz {
 
 std::string config_path(const CommandLine& cl, const UserContext& user) {
@@ -12,10 +14,15 @@ ConfigFile read_config(const CommandLine& cl, const UserContext& user) {
 }
 
 Settings load_settings(const CommandLine& cl, const UserContext& user) {
-    ConfigFile config = read_config(cl, user);
-    std::optional<ConfigLayer> profile;
-    if (cl.profile) profile = find_profile(config, *cl.profile);
-    return merge_settings(config, profile, cl.flags);
+    ConfigContext context{user.home, default_hidden_paths(user.home, user.cwd, user.env)};
+    const MachinePolicy policy = load_machine_policy(kMachinePolicyPath);
+    const std::vector<ConfigFile> files = {load_machine_config(kMachineConfigPath, context),
+                                           read_config(cl, user)};
+    const auto layers = layers_in_force(files, cl.profile, cl.flags);
+    check_within_policy(policy, layers, user.home, user.cwd);
+    Settings settings = merge_settings(layers);
+    apply_policy(policy, settings);
+    return settings;
 }
 
 }  // namespace caretz

@@ -14,7 +14,8 @@ std::string config_path(const CommandLine& cl, const UserContext& user);
 // Reads that config file (a missing default file is an empty config); throws ConfigError.
 ConfigFile read_config(const CommandLine& cl, const UserContext& user);
 
-// The config file and the chosen profile, with the flags laid over them; throws ConfigError.
+// The machine-wide config, the user's config file and the chosen profile with the flags laid
+// over them, held to the machine policy (/etc/caretz); throws ConfigError.
 Settings load_settings(const CommandLine& cl, const UserContext& user);
 
 }  // namespace caretz

@@ -144,7 +144,11 @@ CommandOutcome CommandPipeline::run(const CommandRequest& request, const Command
         return outcome;
     }
 
-    Decision decision = approver_->ask_sandbox_off({request.command, result.cwd, outcome.refusals});
+    // A standing rule answers as the user would have; the offer is not shown.
+    Decision decision =
+        options_.always_allow.count(request.command)
+            ? Decision::config_allowance
+            : approver_->ask_sandbox_off({request.command, result.cwd, outcome.refusals});
     entry.decision = decision;
     if (!audit_written(entry)) decision = Decision::deny;
     outcome.decision = decision;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,11 +39,15 @@ struct CommandOutcome {
 };
 
 // One command's journey (DESIGN.md section 3): a session allowance, or the sandbox; then
-// refusal detection; then, when the user may be asked, the offer; the audit line; the rerun.
+// refusal detection; then, when the user may be asked, a standing rule or the offer; the audit
+// line; the rerun.
 class CommandPipeline {
 public:
     struct Options {
         bool ask_sandbox_off = false;
+        // Standing rules: exact command texts that rerun outside once the sandbox refused them,
+        // wherever an offer could be made, without asking (sandbox_off.always_allow).
+        std::set<std::string> always_allow;
         std::string session_id;
         std::string shell;
         std::string audit_path;

@@ -117,8 +117,11 @@ Decision ask_on_terminal(Terminal& terminal, const std::string& text,
         if (key.size() > 1 && key[0] == '\x1b') continue;
         if (key.empty()) continue;
         if (auto d = decision_for_key(std::string_view(key).substr(0, 1))) {
-            const char* names[] = {"allow once", "allow for session", "", "deny"};
-            terminal.write(std::string(names[static_cast<int>(*d)]) + "\r\n");
+            // decision_for_key gives only these three.
+            const char* name = *d == Decision::allow_once      ? "allow once"
+                               : *d == Decision::allow_session ? "allow for session"
+                                                               : "deny";
+            terminal.write(std::string(name) + "\r\n");
             return *d;
         }
     }

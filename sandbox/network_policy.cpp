@@ -75,17 +75,35 @@ std::optional<DomainPattern> parse_domain_pattern(std::string_view text) {
     return pattern;
 }
 
+bool DomainPattern::covers(const DomainPattern& other) const {
+    if (port && other.port != port) return false;
+    if (!subdomains) return !other.subdomains && other.host == host;
+    return (other.subdomains && other.host == host) || other.host.ends_with("." + host);
+}
+
+namespace {
+
+std::vector<DomainPattern> parsed_patterns(const std::vector<std::string>& texts) {
+    std::vector<DomainPattern> out;
+    for (const auto& text : texts)
+        if (auto p = parse_domain_pattern(text)) out.push_back(*p);
+    return out;
+}
+
+}  // namespace
+
 DomainPolicy::DomainPolicy(const std::vector<std::string>& allowed,
-                           const std::vector<std::string>& denied) {
-    for (const auto& text : allowed)
-        if (auto p = parse_domain_pattern(text)) allowed_.push_back(*p);
-    for (const auto& text : denied)
-        if (auto p = parse_domain_pattern(text)) denied_.push_back(*p);
+                           const std::vector<std::string>& denied,
+                           const std::optional<std::vector<std::string>>& bound)
+    : allowed_(parsed_patterns(allowed)), denied_(parsed_patterns(denied)) {
+    if (bound) bound_ = parsed_patterns(*bound);
 }
 
 DomainVerdict DomainPolicy::check(std::string_view host, uint16_t port) const {
     auto matching = [&](const DomainPattern& p) { return p.matches(host, port); };
     if (std::any_of(denied_.begin(), denied_.end(), matching)) return DomainVerdict::denied;
+    if (bound_ && std::none_of(bound_->begin(), bound_->end(), matching))
+        return DomainVerdict::denied;
     if (std::any_of(allowed_.begin(), allowed_.end(), matching)) return DomainVerdict::allowed;
     return DomainVerdict::unlisted;
 }

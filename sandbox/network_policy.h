@@ -20,6 +20,8 @@ struct DomainPattern {
     std::optional<uint16_t> port;
 
     bool matches(std::string_view host_name, uint16_t port_number) const;
+    // True when every destination `other` matches, this pattern matches too.
+    bool covers(const DomainPattern& other) const;
 };
 
 // The pattern that `text` spells, or nullopt when it is not one (a URL, a path, a "*" inside
@@ -38,18 +40,21 @@ std::string canonical_host(std::string_view host);
 bool is_plain_host(std::string_view host, bool ipv6);
 
 // Allowed and denied destinations, judged on the host name the client asked for; a denied
-// pattern wins over an allowed one.
+// pattern wins over an allowed one. With a `bound` (a machine policy's), a destination outside
+// it is denied too, so no approval can let it through.
 class DomainPolicy {
 public:
     DomainPolicy() = default;
     // Patterns that do not parse are ignored here; the config reader rejects them first.
-    DomainPolicy(const std::vector<std::string>& allowed, const std::vector<std::string>& denied);
+    DomainPolicy(const std::vector<std::string>& allowed, const std::vector<std::string>& denied,
+                 const std::optional<std::vector<std::string>>& bound = std::nullopt);
 
     DomainVerdict check(std::string_view host, uint16_t port) const;
 
 private:
     std::vector<DomainPattern> allowed_;
     std::vector<DomainPattern> denied_;
+    std::optional<std::vector<DomainPattern>> bound_;
 };
 
 }  // namespace caretz

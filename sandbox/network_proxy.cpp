@@ -384,7 +384,7 @@ bool NetworkProxy::record(const std::string& host, uint16_t port, NetworkDecisio
 std::unique_ptr<NetworkProxy> start_network_proxy(const SandboxPolicy& policy) {
     try {
         return std::make_unique<NetworkProxy>(
-            DomainPolicy(policy.allowed_domains, policy.denied_domains));
+            DomainPolicy(policy.allowed_domains, policy.denied_domains, policy.domain_bound));
     } catch (const std::runtime_error& e) {
         throw SandboxStartError(e.what());
     }

@@ -22,7 +22,7 @@ namespace caretz {
 
 // What became of a connection to a destination the allowed list does not cover.
 enum class NetworkDecision {
-    denied_by_policy,   // sandbox.denied_domains names it
+    denied_by_policy,   // sandbox.denied_domains names it, or it is outside the machine's bound
     allow_once,         // the user allowed this connection
     allow_session,      // the user allowed the destination for the session
     session_allowance,  // allowed earlier in the session: passed without asking

@@ -165,8 +165,9 @@ std::string blocked_response(std::string_view host, uint16_t port, bool listed_a
     std::string body = "Blocked by Caretz's network policy: " + name + ":" + std::to_string(port);
     if (listed_as_denied) {
         body +=
-            " is listed in \"sandbox.denied_domains\" in Caretz's config "
-            "(~/.config/caretz/config.json); remove it there to reach it.\n";
+            " is denied: \"sandbox.denied_domains\" in Caretz's config "
+            "(~/.config/caretz/config.json) lists it, or the machine policy "
+            "(/etc/caretz/policy.json) keeps it out.\n";
     } else {
         body +=
             " is not an allowed destination for sandboxed commands.\n"

@@ -34,9 +34,9 @@ size_t request_head_end(std::string_view data);
 // A complete HTTP/1.1 response with a plain-text body, closing the connection.
 std::string proxy_response(int status, std::string_view reason, std::string_view body);
 
-// The 403 for a destination the network policy blocks: it names the host and says what would
-// let it through: taking it out of sandbox.denied_domains when `listed_as_denied`, else
-// adding it to sandbox.allowed_domains.
+// The 403 for a destination the network policy blocks: it names the host and says what keeps
+// it out when `listed_as_denied` (sandbox.denied_domains, or the machine policy), else what
+// would let it through (sandbox.allowed_domains).
 std::string blocked_response(std::string_view host, uint16_t port, bool listed_as_denied);
 
 }  // namespace caretz

@@ -82,6 +82,7 @@ SandboxPolicy make_policy(const PolicySettings& settings, const std::string& hom
     policy.env_overlay = settings.env;
     policy.allowed_domains = settings.allowed_domains;
     policy.denied_domains = settings.denied_domains;
+    policy.domain_bound = settings.domain_bound;
     policy.allow_docker = settings.allow_docker;
     auto docker_host = env.find("DOCKER_HOST");
     policy.docker_socket = docker_socket_path(docker_host == env.end() ? "" : docker_host->second);

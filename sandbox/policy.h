@@ -19,6 +19,8 @@ struct SandboxPolicy {
     std::map<std::string, std::string> env_overlay;
     std::vector<std::string> allowed_domains;  // destinations the proxy lets through
     std::vector<std::string> denied_domains;   // refused without asking; beat allowed ones
+    // A machine policy's bound: destinations outside it are refused without asking.
+    std::optional<std::vector<std::string>> domain_bound;
     bool allow_docker = false;
     std::string docker_socket;  // host path of the Docker socket
     bool read_only = false;     // plan mode: nothing is writable but /tmp
@@ -42,6 +44,7 @@ struct PolicySettings {
     std::map<std::string, std::string> env;
     std::vector<std::string> allowed_domains;
     std::vector<std::string> denied_domains;
+    std::optional<std::vector<std::string>> domain_bound;
     bool allow_docker = false;
     bool read_only = false;
 };

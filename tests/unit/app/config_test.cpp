@@ -5,6 +5,16 @@
 using namespace caretz;
 using Catch::Matchers::Contains;
 
+namespace {
+
+// The settings of one config file with the profile and flags given.
+Settings settings_of(const ConfigFile& config, const std::optional<std::string>& profile = {},
+                     const ConfigLayer& flags = {}) {
+    return merge_settings(layers_in_force({config}, profile, flags));
+}
+
+}  // namespace
+
 TEST_CASE("a config file sets every documented key") {
     auto config = parse_config(R"({
         "ask_sandbox_off": true,
@@ -19,7 +29,7 @@ TEST_CASE("a config file sets every documented key") {
         "profiles": {"night": {"permission_timeout": "1h", "sandbox": {"writable": []}}}
     })",
                                "config.json");
-    auto s = merge_settings(config, std::nullopt, {});
+    auto s = settings_of(config);
     CHECK(s.ask_sandbox_off);
     CHECK(s.permission_timeout == std::chrono::seconds(300));
     CHECK(s.sandbox.allow_docker);
@@ -35,34 +45,33 @@ TEST_CASE("flags beat the profile, the profile beats the config, the config beat
         "sandbox": {"writable": ["/a"]},
         "profiles": {"p": {"permission_timeout": "1h", "sandbox": {"writable": ["/b"]}}}})",
                                "c.json");
-    CHECK_FALSE(merge_settings({}, std::nullopt, {}).ask_sandbox_off);
-    CHECK_FALSE(merge_settings({}, std::nullopt, {}).permission_timeout.has_value());
+    CHECK_FALSE(settings_of({}).ask_sandbox_off);
+    CHECK_FALSE(settings_of({}).permission_timeout.has_value());
 
-    auto profile = find_profile(config, "p");
-    auto s = merge_settings(config, profile, {});
+    auto s = settings_of(config, "p");
     CHECK(s.permission_timeout == std::chrono::seconds(3600));
     CHECK(s.sandbox.writable == std::vector<std::string>{"/b"});
 
     ConfigLayer flags;
     flags.permission_timeout = std::chrono::seconds(90);
     flags.ask_sandbox_off = true;
-    s = merge_settings(config, profile, flags);
+    s = settings_of(config, "p", flags);
     CHECK(s.permission_timeout == std::chrono::seconds(90));
     CHECK(s.ask_sandbox_off);
 }
 
 TEST_CASE("the built-in ops profile turns on the offer and the config can extend it") {
-    CHECK(merge_settings({}, find_profile({}, "ops"), {}).ask_sandbox_off);
+    CHECK(settings_of({}, "ops").ask_sandbox_off);
     auto config = parse_config(R"({"profiles": {"ops": {"permission_timeout": "90s"}}})", "c");
-    auto s = merge_settings(config, find_profile(config, "ops"), {});
+    auto s = settings_of(config, "ops");
     CHECK(s.ask_sandbox_off);
     CHECK(s.permission_timeout == std::chrono::seconds(90));
 }
 
 TEST_CASE("an unknown profile is an error naming the known ones") {
     auto config = parse_config(R"({"profiles": {"mine": {}}})", "c");
-    REQUIRE_THROWS_AS(find_profile(config, "nope"), ConfigError);
-    CHECK_THROWS_WITH(find_profile(config, "nope"),
+    REQUIRE_THROWS_AS(settings_of(config, "nope"), ConfigError);
+    CHECK_THROWS_WITH(settings_of(config, "nope"),
                       Contains("nope") && Contains("ops") && Contains("mine"));
 }
 
@@ -102,8 +111,7 @@ TEST_CASE("an unknown key is an error, not silently ignored") {
 }
 
 TEST_CASE("a missing config file is empty unless it was named on the command line") {
-    CHECK_FALSE(merge_settings(load_config("/nonexistent/caretz.json", false), std::nullopt, {})
-                    .ask_sandbox_off);
+    CHECK_FALSE(settings_of(load_config("/nonexistent/caretz.json", false)).ask_sandbox_off);
     CHECK_THROWS_WITH(load_config("/nonexistent/caretz.json", true),
                       Contains("/nonexistent/caretz.json"));
 }
@@ -113,10 +121,10 @@ TEST_CASE("denied domains are read and a profile replaces them like any list") {
         "denied_domains": ["*.internal.example.com"]},
         "profiles": {"open": {"sandbox": {"denied_domains": []}}}})",
                                "c.json");
-    auto s = merge_settings(config, std::nullopt, {});
+    auto s = settings_of(config);
     CHECK(s.sandbox.allowed_domains == std::vector<std::string>{"pypi.org:443"});
     CHECK(s.sandbox.denied_domains == std::vector<std::string>{"*.internal.example.com"});
-    CHECK(merge_settings(config, find_profile(config, "open"), {}).sandbox.denied_domains.empty());
+    CHECK(settings_of(config, "open").sandbox.denied_domains.empty());
 }
 
 TEST_CASE("a domain entry that is no host pattern names the key and the entry") {
@@ -142,12 +150,12 @@ TEST_CASE("sandbox.visible names credential stores hidden by default, in the con
     auto config = parse_config(R"({"sandbox": {"visible": ["~/.kube", "/home/u/.netrc"]},
         "profiles": {"gh": {"sandbox": {"visible": ["~/.config/gh/hosts.yml"]}}}})",
                                "c.json", user_context());
-    auto s = merge_settings(config, std::nullopt, {});
+    auto s = settings_of(config);
     CHECK(s.sandbox.visible == std::vector<std::string>{"~/.kube", "/home/u/.netrc"});
     // As for every key, a profile's list replaces the config file's.
-    s = merge_settings(config, find_profile(config, "gh"), {});
+    s = settings_of(config, "gh");
     CHECK(s.sandbox.visible == std::vector<std::string>{"~/.config/gh/hosts.yml"});
-    CHECK(merge_settings({}, std::nullopt, {}).sandbox.visible.empty());
+    CHECK(settings_of({}).sandbox.visible.empty());
 }
 
 TEST_CASE("sandbox.visible naming a path that is not a credential store stops Caretz") {
@@ -177,15 +185,15 @@ TEST_CASE("without a context, sandbox.visible can name nothing") {
 }
 
 TEST_CASE("notify and notify_command are read, and desktop is the default") {
-    CHECK(merge_settings({}, std::nullopt, {}).notice.mode == NotifyMode::desktop);
-    CHECK(merge_settings({}, std::nullopt, {}).notice.command.empty());
+    CHECK(settings_of({}).notice.mode == NotifyMode::desktop);
+    CHECK(settings_of({}).notice.command.empty());
     auto config = parse_config(R"({"notify": "bell", "notify_command": ["notify-send", "-u", "x"],
         "profiles": {"quiet": {"notify": "off"}}})",
                                "c.json");
-    auto s = merge_settings(config, std::nullopt, {});
+    auto s = settings_of(config);
     CHECK(s.notice.mode == NotifyMode::bell);
     CHECK(s.notice.command == std::vector<std::string>{"notify-send", "-u", "x"});
-    CHECK(merge_settings(config, find_profile(config, "quiet"), {}).notice.mode == NotifyMode::off);
+    CHECK(settings_of(config, "quiet").notice.mode == NotifyMode::off);
     CHECK_THROWS_WITH(parse_config(R"({"notify": "loud"})", "c.json"),
                       Contains("\"notify\" must be \"desktop\", \"bell\" or \"off\""));
     // A shell line is no argv: it must be a list, and a list with a program.
@@ -199,7 +207,7 @@ TEST_CASE("the merged settings say which file, profile or flag set each value") 
     auto config = parse_config(R"({"allow_docker": true, "sandbox": {"writable": ["/a"],
         "hidden": ["/h"]}, "profiles": {"p": {"sandbox": {"writable": ["/b"]}}}})",
                                "/etc/c.json");
-    auto s = merge_settings(config, std::nullopt, {});
+    auto s = settings_of(config);
     CHECK(s.sources.at("allow_docker") == "allow_docker in /etc/c.json");
     CHECK(s.sources.at("sandbox.writable") == "sandbox.writable in /etc/c.json");
     CHECK(s.sources.at("sandbox.hidden") == "sandbox.hidden in /etc/c.json");
@@ -208,23 +216,21 @@ TEST_CASE("the merged settings say which file, profile or flag set each value") 
     ConfigLayer flags;
     flags.allow_docker = true;
     flags.sources["allow_docker"] = "--allow-docker";
-    s = merge_settings(config, find_profile(config, "p"), flags);
+    s = settings_of(config, "p", flags);
     CHECK(s.sources.at("sandbox.writable") == "sandbox.writable in /etc/c.json, profile p");
     CHECK(s.sources.at("sandbox.hidden") == "sandbox.hidden in /etc/c.json");
     CHECK(s.sources.at("allow_docker") == "--allow-docker");
-    CHECK(merge_settings({}, find_profile({}, "ops"), {}).sources.at("ask_sandbox_off") ==
-          "built-in profile ops");
+    CHECK(settings_of({}, "ops").sources.at("ask_sandbox_off") == "built-in profile ops");
 }
 
 TEST_CASE("audit.syslog is off unless the config or a profile turns it on") {
-    CHECK_FALSE(merge_settings({}, std::nullopt, {}).audit_syslog);
+    CHECK_FALSE(settings_of({}).audit_syslog);
     auto config = parse_config(
         R"({"audit": {"syslog": true}, "profiles": {"quiet": {"audit": {"syslog": false}}}})",
         "c.json");
-    CHECK(merge_settings(config, std::nullopt, {}).audit_syslog);
-    CHECK_FALSE(merge_settings(config, find_profile(config, "quiet"), {}).audit_syslog);
-    CHECK(merge_settings(config, std::nullopt, {}).sources.at("audit.syslog") ==
-          "audit.syslog in c.json");
+    CHECK(settings_of(config).audit_syslog);
+    CHECK_FALSE(settings_of(config, "quiet").audit_syslog);
+    CHECK(settings_of(config).sources.at("audit.syslog") == "audit.syslog in c.json");
     CHECK_THROWS_WITH(parse_config(R"({"audit": {"syslog": "yes"}})", "c.json"),
                       Contains("\"audit.syslog\" must be true or false"));
     CHECK_THROWS_WITH(parse_config(R"({"audit": {"file": "/x"}})", "c.json"),

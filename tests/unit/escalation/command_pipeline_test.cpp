@@ -246,6 +246,19 @@ TEST_CASE("pipeline: who may be asked about a refusal", "[command_pipeline]") {
                 CHECK(audit[0]["event"] == "offer");
                 CHECK(audit[0]["decision"] == std::string(to_string(*c.recorded)));
             }
+
+            // A standing rule answers an offer in advance, so where none is made it changes
+            // nothing either.
+            if (!c.asked) {
+                Session ruled;
+                ruled.options.always_allow = {kReadKey};
+                ruled.options.ask_sandbox_off = c.ask_sandbox_off;
+                if (!c.someone_to_ask) ruled.asked = nullptr;
+                const CommandOutcome ruled_outcome = ruled.run(kReadKey, c.source, c.plan_mode);
+                check_sandboxed_result(ruled_outcome);
+                CHECK(ruled_outcome.decision == c.recorded);
+                CHECK(ruled.approver.reruns.empty());
+            }
         }
     }
 }
@@ -417,6 +430,52 @@ TEST_CASE("pipeline: Allow for session runs the identical text outside without a
           Journal{std::string("sandbox: ") + kTouchEtc, std::string("ask: ") + kTouchEtc});
     CHECK_FALSE(other.ran_on_host);
     CHECK(other.decision == Decision::deny);
+}
+
+TEST_CASE("pipeline: a standing rule reruns its refused command outside without asking",
+          "[command_pipeline]") {
+    Session session;
+    session.options.always_allow = {kReadKey};
+    const CommandOutcome outcome = session.run(kReadKey);
+    // The sandbox tries first; its refusal is answered by the rule, and the offer never shows.
+    CHECK(session.journal ==
+          Journal{std::string("sandbox: ") + kReadKey, std::string("rerun: ") + kReadKey});
+    CHECK(session.approver.offers.empty());
+    CHECK(outcome.ran_on_host);
+    CHECK(outcome.decision == Decision::config_allowance);
+    CHECK(outcome.output == "ssh-ed25519 AAAA key\n");
+    CHECK(session.approver.reruns.back().cwd == kSubfolder);
+    const std::vector<json>& before = session.approver.audit_at_rerun.back();
+    REQUIRE(before.size() == 1);
+    CHECK(before[0]["decision"] == "config_allowance");
+    CHECK(before[0]["refusals"].size() == 1);
+    CHECK(session.audit().back()["event"] == "rerun_finished");
+    // It is no session allowance: the next run tries the sandbox again.
+    CHECK_FALSE(session.allowances.covers(kReadKey));
+
+    // Any other text gets the offer as usual, and a command nothing refused stays inside.
+    session.journal.clear();
+    CHECK_FALSE(session.run(kTouchEtc).ran_on_host);
+    CHECK(session.journal ==
+          Journal{std::string("sandbox: ") + kTouchEtc, std::string("ask: ") + kTouchEtc});
+    session.options.always_allow.insert(kList);
+    session.journal.clear();
+    session.pipeline.reset();
+    CHECK_FALSE(session.run(kList).ran_on_host);
+    CHECK(session.journal == Journal{std::string("sandbox: ") + kList});
+}
+
+TEST_CASE("pipeline: a standing rule runs nothing outside when the audit log cannot be written",
+          "[command_pipeline]") {
+    Session session;
+    const std::filesystem::path blocker = session.state.path() / "not-a-folder";
+    std::ofstream(blocker) << "x";
+    session.options.audit_path = (blocker / "audit.jsonl").string();
+    session.options.always_allow = {kReadKey};
+    const CommandOutcome outcome = session.run(kReadKey);
+    check_sandboxed_result(outcome);
+    CHECK(outcome.decision == Decision::deny);
+    CHECK(session.journal == Journal{std::string("sandbox: ") + kReadKey});
 }
 
 TEST_CASE("pipeline: an allowance never reaches a command nobody may be asked about",

@@ -62,6 +62,53 @@ TEST_CASE("A denied pattern beats an allowed one; the rest is unlisted", "[netwo
     CHECK(DomainPolicy().check("example.com", 443) == DomainVerdict::unlisted);
 }
 
+TEST_CASE("A pattern covers another when it matches everything the other does",
+          "[network_policy]") {
+    struct Case {
+        const char* outer;
+        const char* inner;
+        bool covers;
+    };
+    const Case cases[] = {
+        {"example.com", "example.com", true},
+        {"example.com", "Example.COM.", true},
+        {"example.com", "example.com:443", true},
+        {"example.com:443", "example.com", false},
+        {"example.com:443", "example.com:443", true},
+        {"example.com:443", "example.com:80", false},
+        {"example.com", "www.example.com", false},
+        {"example.com", "*.example.com", false},
+        {"*.example.com", "www.example.com", true},
+        {"*.example.com", "a.b.example.com:8080", true},
+        {"*.example.com", "*.b.example.com", true},
+        {"*.example.com", "*.example.com", true},
+        {"*.example.com", "example.com", false},
+        {"*.example.com", "badexample.com", false},
+        {"*.example.com", "*.com", false},
+        {"*.example.com:443", "www.example.com", false},
+    };
+    for (const Case& c : cases) {
+        INFO(c.outer << " covers " << c.inner);
+        auto outer = parse_domain_pattern(c.outer);
+        auto inner = parse_domain_pattern(c.inner);
+        REQUIRE(outer);
+        REQUIRE(inner);
+        CHECK(outer->covers(*inner) == c.covers);
+    }
+}
+
+TEST_CASE("Outside a machine policy's bound, a destination is denied, never asked about",
+          "[network_policy]") {
+    DomainPolicy policy({"deb.debian.org"}, {"bad.debian.org"}, {{"*.debian.org", "pypi.org"}});
+    CHECK(policy.check("deb.debian.org", 443) == DomainVerdict::allowed);
+    CHECK(policy.check("ftp.debian.org", 443) == DomainVerdict::unlisted);
+    CHECK(policy.check("pypi.org", 443) == DomainVerdict::unlisted);
+    CHECK(policy.check("bad.debian.org", 443) == DomainVerdict::denied);
+    CHECK(policy.check("github.com", 443) == DomainVerdict::denied);
+    CHECK(DomainPolicy({}, {}, std::vector<std::string>{}).check("pypi.org", 443) ==
+          DomainVerdict::denied);
+}
+
 TEST_CASE("Ports parse only in range", "[network_policy]") {
     CHECK(parse_port_number("1") == 1);
     CHECK(parse_port_number("65535") == 65535);
