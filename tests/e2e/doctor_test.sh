@@ -53,7 +53,7 @@ check "the model API was asked for its models, with the key" \
 # --- bubblewrap moved aside ----------------------------------------------------------------------
 # /dev/null bound over /usr/bin/bwrap in a mount namespace of this command alone: no bwrap
 # can be run there, as if it were not installed.
-OUT=$(unshare -m -- bash -c 'mount --bind /dev/null /usr/bin/bwrap || exit 99
+OUT=$(TEST_HOME=$TEST_HOME unshare -m -- bash -c 'mount --bind /dev/null /usr/bin/bwrap || exit 99
     source "$1/lib.sh"; E2E_ENV=("${@:3}"); as_user /bin/bash "$2" "$E2E_BIN" doctor' \
     _ "$E2E_DIR" "$ws" "${E2E_ENV[@]}" 2>&1 </dev/null)
 RC=$?

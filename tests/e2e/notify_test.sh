@@ -108,7 +108,8 @@ wait_for_notified() {
 start --config "$config"
 check "another window is current" test "$(current_window)" = other
 check "no bell before the question" test "$(bell_flag)" = 0
-target=/etc/caretz-notify-$$
+# Outside the workspace, where the user may write on the host: the sandbox refuses it.
+target=$TEST_HOME/notify-outside-$$
 check "a refused write shows the offer" ask "!touch $target" "Allow once"
 summary="run outside the sandbox? (refused: write) touch $target"
 check "tmux flags Caretz's window for the bell while another window is current" \
