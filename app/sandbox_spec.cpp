@@ -8,7 +8,6 @@
 #include "escalation/audit_log.h"
 #include "sandbox/host_fs.h"
 #include "sandbox/missing_git_paths.h"
-#include "sandbox/nested_repositories.h"
 
 namespace caretz {
 
@@ -28,6 +27,18 @@ void create_state_dir(const std::string& home) {
     std::filesystem::permissions(state_dir, std::filesystem::perms::owner_all, ignored);
 }
 
+// Where git reads the user's own config (git-config(1), FILES): $GIT_CONFIG_GLOBAL instead of
+// both when set.
+std::vector<std::string> git_global_configs(const std::string& home, const Environment& env) {
+    auto global = env.find("GIT_CONFIG_GLOBAL");
+    if (global != env.end() && !global->second.empty())
+        return {absolute_path(global->second, home, home)};
+    auto xdg = env.find("XDG_CONFIG_HOME");
+    std::string config_home =
+        xdg != env.end() && !xdg->second.empty() ? xdg->second : home + "/.config";
+    return {home + "/.gitconfig", absolute_path(config_home + "/git/config", home, home)};
+}
+
 }  // namespace
 
 SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
@@ -37,10 +48,10 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     create_state_dir(user.home);
     SandboxSpec spec;
     spec.policy = make_policy(policy_settings, user.home, user.cwd, user.env);
-    if (!protect_nested_repositories(spec.policy, RealHostFs()))
-        std::fprintf(stderr,
-                     "caretz: the writable folders are too large to search through for git "
-                     "repositories; hooks of repositories deep inside them are not protected\n");
+    spec.repositories = std::make_shared<RepositoryWatch>(
+        spec.policy, git_global_configs(user.home, user.env), cl.mode != Mode::exec);
+    for (const auto& note : spec.repositories->start_notes())
+        std::fprintf(stderr, "%s\n", note.c_str());
     for (const auto& git_dir :
          create_missing_git_paths(spec.policy, RealHostFs(), create_empty_path))
         std::fprintf(stderr,

@@ -59,6 +59,16 @@ bool AuditLog::append_network(const std::string& session_id, const std::string& 
     return write_line(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
+bool AuditLog::append_repository(const std::string& session_id, std::string_view action,
+                                 const std::string& path, const std::string& detail,
+                                 const std::string& aside) const {
+    nlohmann::json line = {
+        {"time", utc_timestamp()}, {"event", "repository"}, {"session", session_id},
+        {"action", action},        {"path", path},          {"detail", detail},
+        {"aside", aside}};
+    return write_line(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
 bool AuditLog::write_line(const std::string& text) const {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);

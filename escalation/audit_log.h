@@ -42,6 +42,12 @@ public:
     // nobody_to_ask).
     bool append_network(const std::string& session_id, const std::string& host, uint16_t port,
                         std::string_view decision) const;
+    // A "repository" line: what Caretz did about a git repository a sandboxed command made or
+    // changed (`action`: repository_protected, hook_disabled, config_stripped, ...), with the
+    // path, the detail (what was left out, why it failed) and where the original now is.
+    bool append_repository(const std::string& session_id, std::string_view action,
+                           const std::string& path, const std::string& detail,
+                           const std::string& aside) const;
     const std::string& path() const { return path_; }
 
 private:
