@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# A large workspace, as the unprivileged test user: 300,000 folders and a repository 12
+# folders down whose hooks folder is missing. Caretz searches all of it at the start, never
+# gives up, protects that repository's hooks, and the search costs little: `caretz exec true`
+# there takes at most a few seconds more than in an empty folder (bench/ measures the figure).
+# The folders are made once, in a folder of the test's own, and removed at the end.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+SH=/bin/bash
+FOLDERS=300000
+LIMIT_S=${LARGE_WORKSPACE_LIMIT_S:-5}  # generous: the machine may be busy with other tests
+
+TEST_HOME=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/large.XXXXXX")
+trap 'rm -rf "$TEST_HOME"' EXIT
+ws="$TEST_HOME/ws"
+deep="$ws/a/b/c/d/e/f/g/h/i/j/k/repo"  # the repository's folder, 12 folders down
+host_git() {
+    local dir=$1
+    shift
+    as_user "$SH" "$dir" git -c user.name=e2e -c user.email=e2e@example.invalid "$@"
+}
+
+runuser -u "$E2E_USER" -- python3 - "$ws" "$FOLDERS" <<'PY'
+import os, sys
+ws, total = sys.argv[1], int(sys.argv[2])
+os.makedirs(ws)
+made = 0
+for i in range(600):  # build/t000 .. t599, each with 499 folders: 300,000 in all
+    top = os.path.join(ws, "build", "t%03d" % i)
+    os.makedirs(top)
+    made += 1
+    for j in range(total // 600 - 1):
+        os.mkdir(os.path.join(top, "o%03d" % j))
+        made += 1
+print(made, "folders")
+PY
+runuser -u "$E2E_USER" -- mkdir -p "$deep"
+host_git "$deep" init -q . && host_git "$deep" commit -q --allow-empty -m init
+rm -rf "$deep/.git/hooks"
+check "the workspace holds $FOLDERS folders and more" \
+    test "$(find "$ws" -type d | wc -l)" -gt "$FOLDERS"
+
+empty="$TEST_HOME/empty"
+runuser -u "$E2E_USER" -- mkdir -p "$empty"
+# timed ARGS...: runs caretz_as_user ARGS (OUT and RC as it sets them) and sets MS, its time.
+timed() {
+    local t0=${EPOCHREALTIME/./}
+    caretz_as_user "$@"
+    MS=$(((${EPOCHREALTIME/./} - t0) / 1000))
+}
+
+for mode in session fresh; do
+    flags=()
+    [[ $mode == fresh ]] && flags=(--no-session)
+    timed "$SH" "$empty" exec "${flags[@]}" true
+    base=$MS
+    timed "$SH" "$ws" exec "${flags[@]}" true
+    echo "     $mode: caretz exec true took $base ms in an empty folder, $MS ms here"
+    check "$mode: the search adds less than $LIMIT_S s at the start" \
+        test $((MS - base)) -lt $((LIMIT_S * 1000))
+    check "$mode: ... and Caretz does not give up on it" not_contains "$OUT" "too large"
+
+    caretz_as_user "$SH" "$ws" exec "${flags[@]}" \
+        "mkdir -p $deep/.git/hooks; printf '#!/bin/sh\ntouch PWNED\n' > $deep/.git/hooks/pre-commit && chmod +x $deep/.git/hooks/pre-commit && echo planted"
+    check "$mode: the deep repository's hooks cannot be planted" not_contains "$OUT" "planted"
+    check "$mode: ... refused as read-only" contains_nocase "$OUT" "Read-only file system"
+    host_git "$deep" commit -q --allow-empty -m "after the sandbox"
+    check "$mode: ... and git commit on the host runs nothing" test ! -e "$deep/PWNED"
+done
+
+finish
