@@ -228,7 +228,8 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
     if (watch_changes && !inotify_.valid())
         notes_.push_back(std::string("caretz: cannot watch the writable folders (inotify: ") +
                          std::strerror(errno) +
-                         "); they are searched for new git repositories after every command");
+                         "); after every command Caretz looks at each of them for a change "
+                         "instead, which slows commands down");
     Found found;
     for (const auto& root : roots_) walk(root, found);
     auto protect = [&](const std::string& path) {
@@ -251,7 +252,7 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
     }
     for (const auto& dir : found.git_dirs)
         follow_config(dir + "/config", {name_of(dir) == ".git" ? parent_of(dir) : dir}, policy, 0);
-    if (!unwatched_.empty() && inotify_.valid())
+    if (!unwatched_.empty() && inotify_.valid())  // past the watch limit
         notes_.push_back(
             "caretz: the inotify watch limit (fs.inotify.max_user_watches) is reached; " +
             std::to_string(unwatched_.size()) +
@@ -363,51 +364,51 @@ void RepositoryWatch::walk(const std::string& top, Found& found) {
         // The watch comes before the listing: what is made after it is an event, what was
         // there before is listed.
         const bool unwatched =
-            inotify_.valid() && !add_watch(dir) && (errno == ENOSPC || errno == ENOMEM);
-        int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) {
+            !inotify_.valid() || (!add_watch(dir) && (errno == ENOSPC || errno == ENOMEM));
+        UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!fd.valid()) {
             if (errno == EACCES || errno == EPERM) found.unreadable.push_back(dir);
             continue;
         }
         // Without a watch, the folder's change time tells a later check whether to list it
         // again; taken before the listing, so a change during it shows as a newer one.
-        if (unwatched) remember_unwatched(dir, fd);
-        DIR* d = ::fdopendir(fd);
-        if (!d) {
-            ::close(fd);
-            found.unreadable.push_back(dir);
-            continue;
-        }
+        if (unwatched) remember_unwatched(dir, fd.get());
         const size_t first_child = stack.size();
         bool head = false, objects = false, commondir = false;
-        while (dirent* e = ::readdir(d)) {
-            const char* name = e->d_name;
-            if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
-            unsigned char type = e->d_type;
-            if (type == DT_UNKNOWN) {
-                struct stat st;
-                if (::fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-                type = S_ISDIR(st.st_mode)   ? DT_DIR
-                       : S_ISLNK(st.st_mode) ? DT_LNK
-                       : S_ISREG(st.st_mode) ? DT_REG
-                                             : DT_UNKNOWN;
-            }
-            if (type == DT_DIR) {
-                std::string path = join(dir, name);
-                // A folder without a watch that is known already is looked at by its own
-                // change time.
-                if (!hidden_.count(path) && !unwatched_.count(path))
-                    stack.push_back(std::move(path));
-                if (std::strcmp(name, "objects") == 0) objects = true;
-            } else if (std::strcmp(name, "HEAD") == 0) {
-                head = true;
-            } else if (std::strcmp(name, "commondir") == 0 && type == DT_REG) {
-                commondir = true;
-            } else if (std::strcmp(name, ".git") == 0 && (type == DT_REG || type == DT_LNK)) {
-                found.git_links.push_back(join(dir, name));
+        // getdents64 itself: readdir() would cost three more system calls per folder.
+        ssize_t n;
+        while ((n = ::getdents64(fd.get(), listing_.data(), listing_.size())) > 0) {
+            for (ssize_t at = 0; at < n;) {
+                auto* e = reinterpret_cast<dirent64*>(listing_.data() + at);
+                at += e->d_reclen;
+                const char* name = e->d_name;
+                if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
+                unsigned char type = e->d_type;
+                if (type == DT_UNKNOWN) {
+                    struct stat st;
+                    if (::fstatat(fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+                    type = S_ISDIR(st.st_mode)   ? DT_DIR
+                           : S_ISLNK(st.st_mode) ? DT_LNK
+                           : S_ISREG(st.st_mode) ? DT_REG
+                                                 : DT_UNKNOWN;
+                }
+                if (type == DT_DIR) {
+                    std::string path = join(dir, name);
+                    // A folder without a watch that is known already is looked at by its own
+                    // change time.
+                    if (!hidden_.count(path) && !unwatched_.count(path))
+                        stack.push_back(std::move(path));
+                    if (std::strcmp(name, "objects") == 0) objects = true;
+                } else if (std::strcmp(name, "HEAD") == 0) {
+                    head = true;
+                } else if (std::strcmp(name, "commondir") == 0 && type == DT_REG) {
+                    commondir = true;
+                } else if (std::strcmp(name, ".git") == 0 && (type == DT_REG || type == DT_LNK)) {
+                    found.git_links.push_back(join(dir, name));
+                }
             }
         }
-        ::closedir(d);
+        if (n < 0) found.unreadable.push_back(dir);
         if (head && (objects || commondir)) {
             found.git_dirs.push_back(dir);
             // Git never looks for a repository among the object files: no need to search
@@ -492,7 +493,7 @@ std::vector<RepositoryFinding> RepositoryWatch::check() {
     std::vector<RepositoryFinding> out;
     std::set<std::string> candidates;
     std::vector<std::string> new_dirs;
-    bool overflow = !inotify_.valid();
+    bool overflow = false;
     if (inotify_.valid()) read_events(candidates, new_dirs, overflow);
     Found found;
     if (overflow) {
@@ -501,8 +502,8 @@ std::vector<RepositoryFinding> RepositoryWatch::check() {
         recheck_.insert(ours_.begin(), ours_.end());
     } else {
         for (const auto& dir : new_dirs) walk(dir, found);
-        for (const auto& dir : changed_unwatched()) walk(dir, found);
     }
+    for (const auto& dir : changed_unwatched()) walk(dir, found);
     candidates.insert(found.git_dirs.begin(), found.git_dirs.end());
     candidates.insert(found.git_links.begin(), found.git_links.end());
     read_only_now_.clear();

@@ -67,8 +67,8 @@ public:
 
     // Searches the writable roots of `policy` and adds what it found to its protected paths
     // (also for a read-only policy: plan mode can be left during the session). Without
-    // `watch_changes` (one command, `caretz exec`), no watch is added and a check searches
-    // everything again, which then costs the same as the watches would have.
+    // `watch_changes` (one command, `caretz exec`), no watch is added, so a short command
+    // takes none from the user's limit, and a check compares every folder's change time.
     //
     // The user's own git configs (`global_configs`: ~/.gitconfig, ~/.config/git/config) and
     // those of the repositories found are followed too: a config inside a writable root, a
@@ -143,8 +143,9 @@ private:
     std::vector<std::string> added_;
     std::set<std::string> ours_;     // git folders protected during the session
     std::set<std::string> recheck_;  // of those, the ones whose hooks or config changed since
-    std::unordered_map<int, std::string> config_watches_;  // their configs, watched for writes
-    std::vector<std::string> read_only_now_;               // to bind, in one check
+    std::unordered_map<int, std::string> config_watches_;   // their configs, watched for writes
+    std::vector<std::string> read_only_now_;                // to bind, in one check
+    std::vector<char> listing_ = std::vector<char>(32768);  // getdents64's buffer
 };
 
 // `policy` with the paths `watch` (may be null) protected since the start, for a sandbox that
