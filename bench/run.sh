@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Caretz benchmarks against codex sandbox, srt and bare bwrap (DESIGN.md section 11).
 #
-# Usage (as root): bench/run.sh [--rev REV] [--quick] [-n N] [--reps N]
-#                               [--skip percommand,throughput,detection]
+# Usage (as root): bench/run.sh [--rev REV] [--baseline REV] [--quick] [-n N] [--reps N]
+#                               [--skip percommand,throughput,detection,repositories]
 #
 # Installs what it needs (Debian packages; the npm peers into bench/peers/node_modules), builds
 # Caretz (Release) into build-bench/, creates the unprivileged user caretz-bench, runs
 # bench/bench.py as that user (root behaves differently: sudo, permissions), then writes
 # bench/RESULTS.md and prints it. About 6 to 10 minutes on 2 cores; --quick about one.
 # --rev REV benchmarks a commit (exported with git archive into build-bench/src) instead of the
-# working tree; the bench itself always comes from the working tree.
+# working tree; the bench itself always comes from the working tree. --baseline REV builds that
+# commit too, as the "without" side of the repository watch's per-command cost (a commit from
+# before the watch, e.g. 6679f54).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,10 +19,12 @@ build="$repo/build-bench"
 bench_user=caretz-bench
 
 rev=""
+baseline=""
 bench_args=()
 while [[ $# -gt 0 ]]; do
     case $1 in
         --rev) rev=${2:?--rev needs a revision}; shift 2 ;;
+        --baseline) baseline=${2:?--baseline needs a revision}; shift 2 ;;
         *) bench_args+=("$1"); shift ;;
     esac
 done
@@ -72,6 +76,17 @@ echo "bench: building Caretz (Release) from ${rev:-the working tree} in ${caretz
 cmake -S "$source_dir" -B "$caretz_build" -G Ninja -DBUILD_TESTING=OFF \
     -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$caretz_build" --target caretz >/dev/null
+if [[ -n $baseline ]]; then
+    echo "bench: building the baseline $baseline (Release) in build-bench/baseline/" >&2
+    rm -rf "$build/baseline-src"
+    mkdir -p "$build/baseline-src"
+    git -C "$repo" archive "$baseline" | tar -x -C "$build/baseline-src"
+    cmake -S "$build/baseline-src" -B "$build/baseline" -G Ninja -DBUILD_TESTING=OFF \
+        -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build "$build/baseline" --target caretz >/dev/null
+    bench_args+=(--baseline "$build/baseline/app/caretz" --baseline-rev
+                 "$(git -C "$repo" rev-parse --short "$baseline")")
+fi
 mkdir -p "$build/bench"
 gcc -O3 -Wall -Wextra -o "$build/bench/ptyrun" "$repo/bench/ptyrun.c"
 
@@ -89,7 +104,7 @@ for f in README.md notes.txt Makefile; do
         "$workspace/$f"
 done
 for d in "$build" "$caretz_build" "$caretz_build/app" "$build/bench" "$repo/bench" \
-         "$repo/bench/peers"; do
+         "$repo/bench/peers" "$build/baseline" "$build/baseline/app"; do
     chmod o+rx "$d" 2>/dev/null || true
 done
 
