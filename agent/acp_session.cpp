@@ -80,6 +80,8 @@ void AcpSession::serve_turns() {
 
 AcpSession::Result AcpSession::run_turn(const std::string& prompt) {
     Result result;
+    // Background jobs may have made a repository since the last turn's commands.
+    commands_.secure_repositories();
     if (std::string problem = missing_key_problem(config_.model); !problem.empty()) {
         result.error = problem;
         return result;

@@ -41,6 +41,11 @@ CommandOutcome CommandRunner::run(const CommandRequest& request, const CommandIo
                    [&] { return open(request.plan_mode).pipeline->run(request, io); });
 }
 
+void CommandRunner::secure_repositories() {
+    for (Slot* slot : {&normal_, &plan_})
+        if (slot->pipeline) return slot->pipeline->secure_repositories();
+}
+
 BackgroundJobs* CommandRunner::jobs_of(bool plan_mode) {
     Slot& slot = plan_mode ? plan_ : normal_;
     return slot.sandbox ? slot.sandbox->background_jobs() : nullptr;

@@ -41,6 +41,9 @@ public:
     // Every job started in sandboxes that are still open: id and command, oldest first.
     std::vector<std::pair<int, std::string>> jobs() const;
 
+    // CommandPipeline::secure_repositories for the open sandboxes (they share one watch).
+    void secure_repositories();
+
     const SessionAllowances& allowances() const { return allowances_; }
     // Destinations (host:port) the user allowed for the session at the network approval, in
     // the sandboxes open now.

@@ -97,6 +97,8 @@ public:
 
     bool plan_mode() const { return plan_mode_; }
     bool failed_turns() const { return failed_turns_; }
+    // Before each prompt: background jobs may have made a repository since the last command.
+    void secure_repositories() { commands_.secure_repositories(); }
 
 private:
     void say(std::string_view text) {
@@ -198,6 +200,7 @@ int run_interactive(Terminal& terminal, const ReplConfig& config) {
         repl.prompt(config.first_prompt);
     }
     while (true) {
+        repl.secure_repositories();
         LineResult r = editor.read_line(prompt_text());
         if (r.kind == LineResult::eof) break;
         if (r.kind == LineResult::interrupted) continue;
@@ -212,6 +215,7 @@ int run_script(const ReplConfig& config) {
     std::string line;
     while (std::getline(std::cin, line)) {
         if (!repl.handle(line)) break;
+        repl.secure_repositories();
     }
     return repl.failed_turns() ? 1 : 0;
 }

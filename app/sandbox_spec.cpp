@@ -9,7 +9,6 @@
 #include "escalation/audit_log.h"
 #include "sandbox/host_fs.h"
 #include "sandbox/missing_git_paths.h"
-#include "sandbox/nested_repositories.h"
 #include "sandbox/network_forwarder.h"
 
 namespace caretz {
@@ -30,6 +29,18 @@ void create_state_dir(const std::string& home) {
     std::filesystem::permissions(state_dir, std::filesystem::perms::owner_all, ignored);
 }
 
+// Where git reads the user's own config (git-config(1), FILES): $GIT_CONFIG_GLOBAL instead of
+// both when set.
+std::vector<std::string> git_global_configs(const std::string& home, const Environment& env) {
+    auto global = env.find("GIT_CONFIG_GLOBAL");
+    if (global != env.end() && !global->second.empty())
+        return {absolute_path(global->second, home, home)};
+    auto xdg = env.find("XDG_CONFIG_HOME");
+    std::string config_home =
+        xdg != env.end() && !xdg->second.empty() ? xdg->second : home + "/.config";
+    return {home + "/.gitconfig", absolute_path(config_home + "/git/config", home, home)};
+}
+
 // Caretz reads no config from a workspace. A file where one would be is likely someone's
 // attempt at one (standing rules, sandbox settings): saying so beats silently doing without.
 void note_ignored_workspace_config(const std::string& workspace) {
@@ -43,17 +54,22 @@ void note_ignored_workspace_config(const std::string& workspace) {
                  path.c_str(), kMachineConfigPath);
 }
 
+// The policy the settings and flags make, before the search for repositories.
+SandboxPolicy settings_policy(const CommandLine& cl, const Settings& settings,
+                              const UserContext& user) {
+    PolicySettings policy_settings = settings.sandbox;
+    policy_settings.read_only = cl.plan;
+    return make_policy(policy_settings, user.home, user.cwd, user.env);
+}
+
 }  // namespace
 
 SandboxPolicy effective_policy(const CommandLine& cl, const Settings& settings,
                                const UserContext& user) {
-    PolicySettings policy_settings = settings.sandbox;
-    policy_settings.read_only = cl.plan;
-    SandboxPolicy policy = make_policy(policy_settings, user.home, user.cwd, user.env);
-    if (!protect_nested_repositories(policy, RealHostFs()))
-        std::fprintf(stderr,
-                     "caretz: the writable folders are too large to search through for git "
-                     "repositories; hooks of repositories deep inside them are not protected\n");
+    SandboxPolicy policy = settings_policy(cl, settings, user);
+    // The same search a sandbox starts with, without a watch: its protected paths.
+    RepositoryWatch search(policy, git_global_configs(user.home, user.env),
+                           /*watch_changes=*/false);
     return policy;
 }
 
@@ -62,7 +78,11 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     create_state_dir(user.home);
     note_ignored_workspace_config(user.cwd);
     SandboxSpec spec;
-    spec.policy = effective_policy(cl, settings, user);
+    spec.policy = settings_policy(cl, settings, user);
+    spec.repositories = std::make_shared<RepositoryWatch>(
+        spec.policy, git_global_configs(user.home, user.env), cl.mode != Mode::exec);
+    for (const auto& note : spec.repositories->start_notes())
+        std::fprintf(stderr, "%s\n", note.c_str());
     for (const auto& git_dir :
          create_missing_git_paths(spec.policy, RealHostFs(), create_empty_path))
         std::fprintf(stderr,

@@ -188,8 +188,8 @@ class WarmSession:
     label = "Caretz, warm session (REPL, `!` lines on a pipe)"
     note = ""
 
-    def __init__(self, caretz, env):
-        self.caretz, self.env = caretz, env
+    def __init__(self, caretz, env, cwd=None):
+        self.caretz, self.env, self.cwd = caretz, env, cwd
         self.proc = None
         self.counter = 0
         self.error = None
@@ -203,7 +203,8 @@ class WarmSession:
     def start(self):
         self.stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen([self.caretz], env=self.env, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.stderr, bufsize=0)
+                                     stdout=subprocess.PIPE, stderr=self.stderr, bufsize=0,
+                                     cwd=self.cwd)
         self.fd = self.proc.stdout.fileno()
         self.session_start_s, _ = self.run("true")  # starts the sandbox and the session shell
 
@@ -493,6 +494,100 @@ def detection_against_baseline(args, env, tmp):
 
 
 # ---------------------------------------------------------------------------------------------
+# Git repositories under the writable roots: the start-up search and the check after each command
+
+
+def make_folders(root, total):
+    """Exactly `total` folders, root included: up to 600 top folders with the rest spread
+    evenly below them, as in a build tree."""
+    os.makedirs(root)
+    tops = min(600, total - 1)
+    rest = total - 1 - tops
+    for i in range(tops):
+        top = os.path.join(root, "t%03d" % i)
+        os.mkdir(top)
+        for j in range(rest // tops + (1 if i < rest % tops else 0)):
+            os.mkdir(os.path.join(top, "o%04d" % j))
+    return total
+
+
+def inotify_limit():
+    try:
+        with open("/proc/sys/fs/inotify/max_user_watches") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None
+
+
+def repositories(args, env, sizes):
+    """For each workspace size: a warm session started in it (its first command includes the
+    start-up search), then `true` n times, alternating between Caretz and, with --baseline,
+    a build from before the repository watch."""
+    binaries = [("with", args.caretz)]
+    if args.baseline_caretz:
+        binaries.append(("without", args.baseline_caretz))
+    rows = []
+    for size in sizes + [1]:
+        ws = os.path.join(args.out, f"repo-ws-{size}")
+        shutil.rmtree(ws, ignore_errors=True)
+        made = make_folders(ws, size)
+        log(f"repositories: {made} folders; warm sessions started there")
+        row = {"folders": made, "n": args.n, "error": None}
+        sessions = {}
+        try:
+            for key, binary in binaries:
+                s = WarmSession(binary, env, cwd=ws)
+                s.start()
+                sessions[key] = s
+                row[f"{key}_start_ms"] = s.session_start_s * 1e3
+                s.stderr.seek(0)
+                said = s.stderr.read().decode(errors="replace").strip()
+                if said:
+                    row[f"{key}_said"] = said[:300]
+            times = {key: [] for key in sessions}
+            keys = list(sessions)
+            for i in range(args.n):
+                for key in keys[i % len(keys):] + keys[:i % len(keys)]:
+                    times[key].append(sessions[key].time("true"))
+            for key, t in times.items():
+                row[f"{key}_median_ms"] = statistics.median(t) * 1e3
+                row[f"{key}_p95_ms"] = percentile(t, 95) * 1e3
+        except (RuntimeError, OSError) as e:
+            row["error"] = str(e)
+            log(f"  failed: {e}")
+        finally:
+            for s in sessions.values():
+                s.stop()
+            shutil.rmtree(ws, ignore_errors=True)
+        rows.append(row)
+    return {"rows": rows, "inotify_limit": inotify_limit(), "baseline": args.baseline_commit}
+
+
+def repositories_table(rep):
+    out = []
+    rows = rep["rows"]
+    empty = next((r for r in rows if r["folders"] == 1), None)
+    out.append("| workspace | session start | start-up added by the search | warm `true`, "
+               "median (p95) | without the watch, median (p95) | per-command difference |")
+    out.append("|---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        if r.get("error"):
+            out.append(f"| {r['folders']} folders | failed: {r['error']} | | | | |")
+            continue
+        added = (r["with_start_ms"] - empty["with_start_ms"]) if empty and \
+            empty.get("with_start_ms") else None
+        without = (f"{fmt(r['without_median_ms'], 3)} ({fmt(r['without_p95_ms'], 3)}) ms"
+                   if "without_median_ms" in r else "-")
+        diff = (f"{r['with_median_ms'] - r['without_median_ms']:+.3f} ms"
+                if "without_median_ms" in r else "-")
+        out.append(f"| {r['folders']:,} folders | {fmt(r['with_start_ms'])} ms | "
+                   f"{fmt(added) + ' ms' if added is not None else '-'} | "
+                   f"{fmt(r['with_median_ms'], 3)} ({fmt(r['with_p95_ms'], 3)}) ms | {without} | "
+                   f"{diff} |")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
 # The machine and the versions
 
 
@@ -566,10 +661,33 @@ def per_command_table(rows):
     return lines
 
 
-def targets(rows, tput, det):
+def repository_targets(rep):
+    verdicts = []
+    by = {r["folders"]: r for r in rep["rows"] if not r.get("error")}
+    empty = by.get(1)
+    for r in rep["rows"]:
+        if r["folders"] < 4000:
+            continue
+        name = f"{r['folders']:,} folders"
+        if r.get("error"):
+            verdicts.append((f"{name}: the repository watch runs", False, "failed: " + r["error"]))
+            continue
+        if r["folders"] < 100_000 and "without_median_ms" in r:
+            d = r["with_median_ms"] - r["without_median_ms"]
+            verdicts.append((f"{name}: warm per-command median grows by <= 1 ms", d <= 1,
+                             f"{d:+.3f} ms ({fmt(r['with_median_ms'], 3)} against "
+                             f"{fmt(r['without_median_ms'], 3)} ms)"))
+        if r["folders"] >= 100_000 and empty:
+            added = r["with_start_ms"] - empty["with_start_ms"]
+            verdicts.append((f"{name}: searched at the start in < 1 s", added < 1000,
+                             f"{fmt(added)} ms more than in an empty folder"))
+    return verdicts
+
+
+def targets(rows, tput, det, rep=None):
     by = {r["key"]: r for r in rows}
     warm = by.get("caretz_warm", {})
-    verdicts = []
+    verdicts = repository_targets(rep) if rep else []
 
     def med(key, cmd="true"):
         r = by.get(key)
@@ -691,6 +809,27 @@ def report(res):
     for r in rows:
         out.append(f"- {r['label']}: `{r['command']}`" + (f" ({r['note']})" if r["note"] else ""))
     out.append("")
+
+    rep = res.get("repositories")
+    if rep:
+        out.append(f"## Git repositories under the writable roots ({rep['rows'][0]['n']} runs "
+                   "of `true` per session)")
+        out.append("")
+        out.append("A warm session (as above) started in a workspace of that many folders. Its "
+                   "start includes the search for git repositories and an inotify watch on "
+                   "every folder; each command is followed by the check for repositories made "
+                   "or changed (bench/bench.py `repositories`). \"Without the watch\" is a "
+                   f"build of {rep.get('baseline') or 'an earlier commit'}, from before it, "
+                   "run in alternation with this one. The inotify watch limit here "
+                   f"(fs.inotify.max_user_watches) is {rep.get('inotify_limit')}: folders "
+                   "beyond it are searched again at every check instead.")
+        out.append("")
+        out.extend(repositories_table(rep))
+        out.append("")
+        for r in rep["rows"]:
+            if r.get("with_said"):
+                out.append(f"- {r['folders']:,} folders: Caretz said `{r['with_said']}`")
+        out.append("")
 
     tput = res.get("throughput")
     if tput:
@@ -816,7 +955,8 @@ def main():
     ap.add_argument("-n", type=int, default=200)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--skip", default="",
-                    help="comma-separated: percommand,throughput,detection,baseline")
+                    help="comma-separated: percommand,throughput,detection,baseline,"
+                    "repositories")
     ap.add_argument("--quick", action="store_true", help="small sizes, to try the bench out")
     ap.add_argument("--baseline-caretz", help="another Caretz build whose detection cost is "
                     "measured beside this one's, in the same run")
@@ -833,7 +973,8 @@ def main():
             det = res["detection"]
             configure(res.get("throughput_bytes", THROUGHPUT_BYTES), det["refusal_lines"],
                       det["bytes"] // det["refusal_lines"])
-        res["targets"] = targets(res["per_command"], res.get("throughput"), res.get("detection"))
+        res["targets"] = targets(res["per_command"], res.get("throughput"), res.get("detection"),
+                                 res.get("repositories"))
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "RESULTS.md"), "w") as f:
             f.write(report(res) + "\n")
@@ -907,7 +1048,11 @@ def main():
         res["detection"] = detection(args, env, tmp)
     if args.baseline_caretz and "baseline" not in skip:
         res["detection_baseline"] = detection_against_baseline(args, env, tmp)
-    res["targets"] = targets(res["per_command"], res.get("throughput"), res.get("detection"))
+    if "repositories" not in skip:
+        res["repositories"] = repositories(args, env, [2_000, 30_000] if args.quick
+                                           else [5_000, 300_000])
+    res["targets"] = targets(res["per_command"], res.get("throughput"), res.get("detection"),
+                             res.get("repositories"))
     res["load_after"] = loadavg()
     res["bench_seconds"] = time.time() - began
     if args.notes and os.path.exists(args.notes):

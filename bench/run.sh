@@ -2,7 +2,7 @@
 # Caretz benchmarks against codex sandbox, srt and bare bwrap (DESIGN.md section 11).
 #
 # Usage (as root): bench/run.sh [--rev REV] [--baseline REV] [--quick] [-n N] [--reps N]
-#                               [--skip percommand,throughput,detection,baseline]
+#                               [--skip percommand,throughput,detection,baseline,repositories]
 #
 # Installs what it needs (Debian packages; the npm peers into bench/peers/node_modules), builds
 # Caretz (Release) into build-bench/, creates the unprivileged user caretz-bench, runs
@@ -11,7 +11,9 @@
 # --rev REV benchmarks a commit (exported with git archive into build-bench/rev-src) instead of the
 # working tree; the bench itself always comes from the working tree. --baseline REV also builds
 # that commit (into build-bench/baseline/) and measures its detection cost beside this build's,
-# alternating, --reps times each (compare the ratio: absolute times move with the machine's load).
+# alternating, --reps times each (compare the ratio: absolute times move with the machine's load),
+# and uses it as the "without" side of the repository watch's per-command cost (a commit from
+# before the watch, e.g. 6679f54).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -105,7 +107,7 @@ for f in README.md notes.txt Makefile; do
         "$workspace/$f"
 done
 for d in "$build" "$caretz_build" "$caretz_build/app" "$build/bench" "$repo/bench" \
-         "$repo/bench/peers"; do
+         "$repo/bench/peers" "$build/baseline" "$build/baseline/app"; do
     chmod o+rx "$d" 2>/dev/null || true
 done
 

@@ -207,6 +207,15 @@ bool AuditLog::append_network(const std::string& session_id, const std::string& 
     return write_line(line);
 }
 
+bool AuditLog::append_repository(const std::string& session_id, std::string_view action,
+                                 const std::string& path, const std::string& detail,
+                                 const std::string& aside) const {
+    json line = {{"time", utc_timestamp()}, {"event", "repository"}, {"session", session_id},
+                 {"action", action},        {"path", path},          {"detail", detail},
+                 {"aside", aside}};
+    return write_line(line);
+}
+
 bool AuditLog::write_line(const json& line) const {
     if (!append_to_file(line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"))
         return false;

@@ -59,6 +59,12 @@ public:
     // Whether a line could be appended now (its folder made, the file opened for appending),
     // without writing one: nullopt when it could, else why not (errno's words).
     std::optional<std::string> unwritable_reason() const;
+    // A "repository" line: what Caretz did about a git repository a sandboxed command made or
+    // changed (`action`: repository_protected, hook_disabled, config_stripped, ...), with the
+    // path, the detail (what was left out, why it failed) and where the original now is.
+    bool append_repository(const std::string& session_id, std::string_view action,
+                           const std::string& path, const std::string& detail,
+                           const std::string& aside) const;
     const std::string& path() const { return path_; }
 
 private:

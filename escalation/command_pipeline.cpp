@@ -112,6 +112,7 @@ CommandOutcome CommandPipeline::run(const CommandRequest& request, const Command
     };
     SandboxResult result = sandbox_.run(request.command, sandbox_io);
     lines.finish();
+    secure_repositories();
 
     CommandOutcome outcome;
     outcome.exit_code = result.exit_code;
@@ -156,6 +157,14 @@ CommandOutcome CommandPipeline::run(const CommandRequest& request, const Command
     return run_on_host(request, entry);
 }
 
+void CommandPipeline::secure_repositories() {
+    for (const auto& finding : sandbox_.secure_repositories()) {
+        std::fputs((shown_escaped(describe(finding)) + "\n").c_str(), stderr);
+        audit_.append_repository(options_.session_id, to_string(finding.kind), finding.path,
+                                 finding.detail, finding.aside);
+    }
+}
+
 bool CommandPipeline::audit_written(const AuditEntry& entry) const {
     if (audit_.append(entry)) return true;
     std::fprintf(stderr,
@@ -167,6 +176,8 @@ bool CommandPipeline::audit_written(const AuditEntry& entry) const {
 CommandOutcome CommandPipeline::run_on_host(const CommandRequest& request,
                                             const AuditEntry& entry) {
     if (entry.decision == Decision::allow_session) allowances_.allow(request.command);
+    // Background jobs may have made a repository while the user was asked.
+    secure_repositories();
     CommandOutcome outcome;
     outcome.cwd = entry.cwd;
     outcome.refusals = entry.refusals;

@@ -69,6 +69,12 @@ public:
     // sandboxed attempt's and a rerun's); `io` carries the terminal input and resizes.
     CommandOutcome run(const CommandRequest& request, const CommandIo& io);
 
+    // Makes sure no hook or config a sandboxed command wrote into a git repository can run on
+    // the host (Sandbox::secure_repositories) and tells the user, on stderr, and the audit log
+    // what it did. run() does it after the sandboxed attempt and before a rerun; the front end
+    // before each prompt, since background jobs go on between commands.
+    void secure_repositories();
+
 private:
     // The network approval (DESIGN.md section 10): the proxy asks the approver through it,
     // and every decision goes to the audit log.

@@ -163,14 +163,19 @@ FreshSandbox::FreshSandbox(SandboxSpec spec)
 
 FreshSandbox::~FreshSandbox() = default;
 
+std::vector<RepositoryFinding> FreshSandbox::secure_repositories() {
+    return spec_.repositories ? spec_.repositories->check() : std::vector<RepositoryFinding>{};
+}
+
 SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io) {
     if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
     if (auto reason = hidden_cwd_problem(spec_.policy, spec_.cwd)) throw SandboxStartError(*reason);
     const std::vector<std::string> inside = {kForwarderPath, "__netforward", spec_.shell, "-c",
                                              command};
-    std::vector<std::string> extra = caretz_binds(spec_.policy, kStatusFd, kExecutableFd,
-                                                  kForwarderPath, *proxy_, sudo_watch_.get());
-    SandboxCommand bwrap = sandbox_command(spec_.policy, spec_.cwd, extra, inside);
+    const SandboxPolicy policy = with_protected_since(spec_.policy, spec_.repositories.get());
+    std::vector<std::string> extra =
+        caretz_binds(policy, kStatusFd, kExecutableFd, kForwarderPath, *proxy_, sudo_watch_.get());
+    SandboxCommand bwrap = sandbox_command(policy, spec_.cwd, extra, inside);
 
     // The user's own commands run on a PTY of their own, so they see a terminal (echo, line
     // editing, window size) and Caretz stays the only reader of the real one; the model's get

@@ -50,6 +50,8 @@ public:
     SandboxResult run(const std::string& command, const CommandIo& io) override;
     std::string cwd() const override { return spec_.cwd; }
     NetworkProxy* network_proxy() override { return proxy_.get(); }
+    // The next command's sandbox binds what this protects; nothing runs in between.
+    std::vector<RepositoryFinding> secure_repositories() override;
 
 private:
     SandboxSpec spec_;

@@ -14,7 +14,7 @@ using EmptyPathCreator = std::function<bool(const std::string& path, HostFs::Typ
 
 // Git runs the hooks in a git folder's `hooks` and obeys its `config` the next time the user
 // runs git on the host, so the sandbox binds both read-only (make_policy, and
-// protect_nested_repositories for nested clones and submodules). A path that does not exist
+// RepositoryWatch for nested clones, submodules and worktrees). A path that does not exist
 // cannot be bound, and then the sandbox could create it: a repository cloned with
 // --template=, or whose samples the user deleted, would take hooks from inside. So each
 // protected hooks folder or config file that is missing from a git folder (one with a HEAD) is

@@ -14,6 +14,7 @@
 #include "pty/terminal.h"
 #include "sandbox/environment.h"
 #include "sandbox/policy.h"
+#include "sandbox/repository_watch.h"
 #include "sandbox/sudo_record.h"
 
 namespace caretz {
@@ -116,6 +117,10 @@ public:
     virtual BackgroundJobs* background_jobs() { return nullptr; }
     // The proxy that is the sandbox's only way to the network; nullptr for none.
     virtual NetworkProxy* network_proxy() { return nullptr; }
+    // Makes sure nothing a command wrote into a git repository under the writable roots can
+    // run on the host (RepositoryWatch): called after every command, before a rerun on the
+    // host and before the next prompt. Returns what it found and did, for the user.
+    virtual std::vector<RepositoryFinding> secure_repositories() { return {}; }
 };
 
 struct SandboxSpec {
@@ -127,6 +132,9 @@ struct SandboxSpec {
     // Caretz's output goes to a pipe or a file, not a screen: the bytes must arrive exactly as
     // the command wrote them, so the session's terminal adds no '\r' before '\n'.
     bool exact_output = false;
+    // The watch over the writable roots' git repositories, shared by the sandboxes opened
+    // from this spec; nullptr for none (a read-only policy).
+    std::shared_ptr<RepositoryWatch> repositories;
 };
 
 // Session mode unless `fresh_per_command`; throws SandboxStartError when bwrap cannot start.

@@ -16,6 +16,7 @@
 #include "hooks/shell_launch.h"
 #include "sandbox/bwrap_command.h"
 #include "sandbox/fresh_sandbox.h"
+#include "sandbox/namespace_binds.h"
 #include "sandbox/network_forwarder.h"
 #include "sandbox/network_proxy.h"
 #include "sandbox/preflight.h"
@@ -61,9 +62,9 @@ HookFiles session_hook_files(const std::string& shell, const std::string& home) 
     return files;
 }
 
-// Blocks until bwrap reports that the sandboxed process started, or returns bwrap's
-// complaint when it gave up.
-std::optional<std::string> wait_for_start(int status_fd, int errors_fd) {
+// Blocks until bwrap reports that the sandboxed process started, with its pid on the host in
+// `child`, or returns bwrap's complaint when it gave up.
+std::optional<std::string> wait_for_start(int status_fd, int errors_fd, pid_t& child) {
     std::string status, errors;
     char buf[4096];
     pollfd fds[2] = {{status_fd, POLLIN, 0}, {errors_fd, POLLIN, 0}};
@@ -85,6 +86,15 @@ std::optional<std::string> wait_for_start(int status_fd, int errors_fd) {
             status.append(buf, static_cast<size_t>(n));
         }
     }
+    // {"child-pid": 1234, ...}: complete once the number is followed by more.
+    auto key = status.find("child-pid");
+    while (status.find_first_of(",}\n", key) == std::string::npos) {
+        ssize_t n = ::read(status_fd, buf, sizeof buf);
+        if (n <= 0) break;
+        status.append(buf, static_cast<size_t>(n));
+    }
+    auto digits = status.find_first_of("0123456789", key);
+    child = digits == std::string::npos ? -1 : std::atoi(status.c_str() + digits);
     return std::nullopt;
 }
 
@@ -113,8 +123,10 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
     : nonce_(random_hex(16)),
       marks_(std::make_unique<MarkParser>(nonce_)),
       cwd_(spec.cwd),
-      size_(spec.size) {
-    const SandboxPolicy& policy = spec.policy;
+      size_(spec.size),
+      repositories_(spec.repositories),
+      spec_read_only_(spec.policy.read_only) {
+    const SandboxPolicy policy = with_protected_since(spec.policy, repositories_.get());
     if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
     if (auto reason = hidden_cwd_problem(policy, spec.cwd)) throw SandboxStartError(*reason);
     proxy_ = start_network_proxy(policy);
@@ -158,11 +170,13 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
     child_end.reset();
     status_write.reset();
     errors_write.reset();
-    if (auto failure = wait_for_start(status_.get(), errors_.get())) {
+    pid_t inside = -1;
+    if (auto failure = wait_for_start(status_.get(), errors_.get(), inside)) {
         wait_for_exit(bwrap_pid_);
         bwrap_pid_ = -1;
         throw SandboxStartError("the sandbox could not start: " + *failure);
     }
+    watch_repositories(inside);
 
     std::string setup = nonce_;
     for (const std::string& part :
@@ -173,7 +187,24 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
     shell_alive_ = true;
 }
 
+void SandboxSession::watch_repositories(pid_t inside) {
+    if (!repositories_ || spec_read_only_) return;
+    // Held from the start: the pid could name another process once the sandbox has gone.
+    mount_ns_.reset(
+        ::open(("/proc/" + std::to_string(inside) + "/ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
+    const int ns = mount_ns_.get();
+    repositories_->attach(this, [ns](const std::vector<std::string>& read_only) {
+        return ns < 0 ? std::string("the sandbox's mount namespace cannot be opened")
+                      : bind_in_sandbox(ns, read_only);
+    });
+}
+
+std::vector<RepositoryFinding> SandboxSession::secure_repositories() {
+    return repositories_ ? repositories_->check() : std::vector<RepositoryFinding>{};
+}
+
 SandboxSession::~SandboxSession() {
+    if (repositories_) repositories_->detach(this);
     control_.reset();  // the supervisor sees EOF and ends, and with it the sandbox
     if (bwrap_pid_ <= 0) return;
     // Wait for bwrap on a pidfd, so the usual quick exit costs no polling sleep; a sandbox

@@ -34,6 +34,7 @@ public:
     std::string cwd() const override { return cwd_; }
     BackgroundJobs* background_jobs() override { return this; }
     NetworkProxy* network_proxy() override { return proxy_.get(); }
+    std::vector<RepositoryFinding> secure_repositories() override;
 
     int start(const std::string& command) override;
     std::optional<JobReport> report(int id) override;
@@ -44,6 +45,8 @@ private:
     class Events;
 
     void wait_until_ready();
+    // Lets the repository watch bind what it protects into this sandbox (pid `inside` is in it).
+    void watch_repositories(pid_t inside);
     // Moves traffic until `done` holds; throws SandboxStartError when the sandbox is gone.
     template <typename Done>
     void pump_until(const CommandIo& io, Done done);
@@ -79,6 +82,9 @@ private:
     const CommandIo* running_io_ = nullptr;
     std::optional<std::string> job_reply_;
     int last_job_id_ = 0;
+    std::shared_ptr<RepositoryWatch> repositories_;
+    bool spec_read_only_ = false;
+    UniqueFd mount_ns_;  // the sandbox's mount namespace, where new protection goes
 };
 
 }  // namespace caretz

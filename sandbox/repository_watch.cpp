@@ -1,0 +1,678 @@
+#include "sandbox/repository_watch.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+
+#include "sandbox/git_config_filter.h"
+#include "sandbox/host_fs.h"
+#include "sandbox/spawn.h"
+
+namespace caretz {
+
+namespace {
+
+// Creations and renames are all that can bring a repository, a hook or a redirect: the files
+// git reads in a repository Caretz knows of are read-only inside already.
+constexpr uint32_t kEvents = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW;
+constexpr const char* kAside = ".disabled-by-caretz";
+
+std::string join(const std::string& dir, const std::string& name) {
+    return dir == "/" ? "/" + name : dir + "/" + name;
+}
+
+std::string parent_of(const std::string& path) {
+    auto slash = path.rfind('/');
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string name_of(const std::string& path) {
+    return path.substr(path.rfind('/') + 1);
+}
+
+std::optional<struct stat> lstat_of(const std::string& path) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
+    return st;
+}
+
+std::optional<std::string> real_path(const std::string& path) {
+    char buf[PATH_MAX];
+    if (!::realpath(path.c_str(), buf)) return std::nullopt;
+    return std::string(buf);
+}
+
+// What git itself checks first (setup.c, is_git_directory): HEAD and a place for objects.
+bool looks_like_git_dir(const std::string& dir) {
+    auto objects = lstat_of(dir + "/objects");
+    auto common = lstat_of(dir + "/commondir");
+    return lstat_of(dir + "/HEAD") &&
+           ((objects && S_ISDIR(objects->st_mode)) || (common && S_ISREG(common->st_mode)));
+}
+
+std::optional<std::string> read_file(const std::string& path, size_t limit = 1 << 20) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) return std::nullopt;
+    std::string text;
+    char buf[8192];
+    ssize_t n;
+    while ((n = ::read(fd.get(), buf, sizeof buf)) > 0) {
+        text.append(buf, static_cast<size_t>(n));
+        if (text.size() > limit) return std::nullopt;
+    }
+    return n < 0 ? std::nullopt : std::optional<std::string>(text);
+}
+
+bool write_new_file(const std::string& path, const std::string& text) {
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+    if (!fd.valid()) return false;
+    return ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
+}
+
+// Renames `path` to a name git never reads, beside it; "" when it cannot.
+std::string move_aside(const std::string& path) {
+    for (int i = 1; i < 100; ++i) {
+        std::string aside = path + kAside + (i > 1 ? "-" + std::to_string(i) : "");
+        if (::renameat2(AT_FDCWD, path.c_str(), AT_FDCWD, aside.c_str(), RENAME_NOREPLACE) == 0)
+            return aside;
+        if (errno != EEXIST) return "";
+    }
+    return "";
+}
+
+// A new file beside `path` with `text`, under a name git never reads; "" when it cannot.
+std::string save_aside(const std::string& path, const std::string& text) {
+    for (int i = 1; i < 100; ++i) {
+        std::string aside = path + kAside + (i > 1 ? "-" + std::to_string(i) : "");
+        if (write_new_file(aside, text)) return aside;
+        if (errno != EEXIST) return "";
+    }
+    return "";
+}
+
+// Replaces the contents of the file at `path`, keeping the file itself.
+bool rewrite(const std::string& path, const std::string& text) {
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC));
+    return fd.valid() &&
+           ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
+}
+
+// The file a path in a `.git` file or `commondir` names, relative to `base`.
+std::string named_path(std::string text, const std::string& base) {
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+    return text.starts_with("/") ? text : join(base, text);
+}
+
+// The settings in a config file as git reads it, asking git itself, so no parser of Caretz's
+// can read the file differently from the git that will use it. It runs with no config of the
+// user's, outside any repository, and does not follow includes.
+std::optional<std::vector<GitConfigEntry>> read_git_config(const std::string& path) {
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) return std::nullopt;
+    UniqueFd read_end(out[0]), write_end(out[1]);
+    UniqueFd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    SpawnOptions options;
+    options.stdin_fd = null_in.get();
+    options.stdout_fd = write_end.get();
+    options.stderr_fd = null_in.get();
+    options.env = Environment{{"PATH", "/usr/local/bin:/usr/bin:/bin"},
+                              {"HOME", "/nonexistent"},
+                              {"GIT_CONFIG_NOSYSTEM", "1"},
+                              {"GIT_CONFIG_GLOBAL", "/dev/null"},
+                              {"GIT_CEILING_DIRECTORIES", "/"},
+                              {"LC_ALL", "C"}};
+    options.cwd = {"/"};
+    options.search_path = true;
+    pid_t pid = spawn_process(
+        {"git", "config", "--file", path, "--no-includes", "--list", "--null"}, options);
+    write_end.reset();
+    if (pid < 0) return std::nullopt;
+    std::string text;
+    char buf[8192];
+    ssize_t n;
+    while ((n = ::read(read_end.get(), buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0) text.append(buf, static_cast<size_t>(n));
+    if (wait_for_exit(pid) != 0) return std::nullopt;
+    return parse_git_config_list(text);
+}
+
+}  // namespace
+
+const char* to_string(RepositoryFinding::Kind kind) {
+    using K = RepositoryFinding::Kind;
+    switch (kind) {
+        case K::protected_repository:
+            return "repository_protected";
+        case K::hook_disabled:
+            return "hook_disabled";
+        case K::config_stripped:
+            return "config_stripped";
+        case K::config_moved_aside:
+            return "config_moved_aside";
+        case K::redirect_moved_aside:
+            return "commondir_moved_aside";
+        case K::not_protected:
+            return "not_protected";
+        case K::folder_protected:
+            return "folder_protected";
+    }
+    return "?";
+}
+
+std::string describe(const RepositoryFinding& f) {
+    using K = RepositoryFinding::Kind;
+    switch (f.kind) {
+        case K::protected_repository:
+            return "caretz: the git repository " + f.path +
+                   " was made or changed in the sandbox; its hooks and config stay read-only "
+                   "there from now on";
+        case K::hook_disabled:
+            return "caretz: a sandboxed command wrote the git hook " + f.path +
+                   "; it is moved to " + f.aside + " so git on your machine never runs it";
+        case K::config_stripped:
+            return "caretz: a sandboxed command wrote the git config " + f.path + " with " +
+                   f.detail +
+                   "; Caretz kept only what the repository needs and saved the "
+                   "original as " +
+                   f.aside;
+        case K::config_moved_aside:
+            return "caretz: a sandboxed command wrote the git config " + f.path +
+                   ", which Caretz could not check (" + f.detail +
+                   "); it is emptied and the original saved as " + f.aside;
+        case K::redirect_moved_aside:
+            return "caretz: a sandboxed command wrote " + f.path +
+                   ", which sends git to the hooks and config of " + f.detail +
+                   ", a folder the sandbox may write; it is moved to " + f.aside;
+        case K::not_protected:
+            return "caretz: cannot protect " + f.path + " (" + f.detail +
+                   "); Caretz checks it again after every command";
+        case K::folder_protected:
+            return "caretz: cannot search " + f.path +
+                   " for git repositories; the sandbox may not write anywhere in it";
+    }
+    return "";
+}
+
+RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
+                                 const std::vector<std::string>& global_configs, bool watch_changes)
+    : home_(policy.home) {
+    for (const auto& p : policy.protected_paths) known_.emplace(p, 0);
+    for (const auto& h : policy.hidden) {
+        hidden_.insert(h);
+        if (auto real = real_path(h)) hidden_.insert(*real);
+    }
+    for (const auto& w : policy.writable) {
+        auto real = real_path(w);
+        auto st = real ? lstat_of(*real) : std::nullopt;
+        if (!st || !S_ISDIR(st->st_mode) || policy.is_hidden(w)) continue;
+        roots_.push_back(*real);
+    }
+    // A root inside another is searched with it.
+    std::erase_if(roots_, [&](const std::string& r) {
+        for (const auto& other : roots_)
+            if (other != r && path_within(r, other)) return true;
+        return false;
+    });
+    if (watch_changes) inotify_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+    if (watch_changes && !inotify_.valid())
+        notes_.push_back(std::string("caretz: cannot watch the writable folders (inotify: ") +
+                         std::strerror(errno) +
+                         "); after every command Caretz looks at each of them for a change "
+                         "instead, which slows commands down");
+    Found found;
+    for (const auto& root : roots_) walk(root, found);
+    auto protect = [&](const std::string& path) {
+        if (known_.emplace(path, 0).second) policy.protected_paths.push_back(path);
+    };
+    for (const auto& dir : found.git_dirs) {
+        for (const char* sub : {"/hooks", "/config"}) protect(dir + sub);
+        for (const char* sub : {"/commondir", "/config.worktree"})
+            if (lstat_of(dir + sub)) protect(dir + sub);
+    }
+    for (const auto& link : found.git_links) protect(link);
+    for (const auto& dir : found.unreadable) protect(dir);
+    // The work trees a relative core.hooksPath in the user's own config points into.
+    std::vector<std::string> tops;
+    for (const auto& dir : found.git_dirs)
+        if (name_of(dir) == ".git") tops.push_back(parent_of(dir));
+    for (const auto& config : global_configs) {
+        protect_named(config, false, policy);
+        follow_config(config, tops, policy, 0);
+    }
+    for (const auto& dir : found.git_dirs)
+        follow_config(dir + "/config", {name_of(dir) == ".git" ? parent_of(dir) : dir}, policy, 0);
+    if (!unwatched_.empty() && inotify_.valid())  // past the watch limit
+        notes_.push_back(
+            "caretz: the inotify watch limit (fs.inotify.max_user_watches) is reached; " +
+            std::to_string(unwatched_.size()) +
+            " folders have no watch, so after every command Caretz looks at each of them for a "
+            "change instead, which slows commands down; raise the limit with sysctl");
+}
+
+void RepositoryWatch::protect_named(const std::string& path, bool folder, SandboxPolicy& policy) {
+    // The nearest folder that exists decides where the path really lies.
+    std::string existing = path;
+    std::vector<std::string> missing;
+    while (!lstat_of(existing) && existing != "/") {
+        missing.push_back(existing);
+        existing = parent_of(existing);
+    }
+    auto real = real_path(existing);
+    if (!real || !within_writable(*real)) return;
+    std::string made = *real;
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+        made = join(made, name_of(*it));
+        const bool last = it + 1 == missing.rend();
+        if (!create_empty_path(made,
+                               last && !folder ? HostFs::Type::file : HostFs::Type::directory))
+            return;
+    }
+    if (known_.emplace(made, 0).second) policy.protected_paths.push_back(made);
+}
+
+void RepositoryWatch::follow_config(const std::string& config, const std::vector<std::string>& tops,
+                                    SandboxPolicy& policy, int depth) {
+    // Git follows includes ten deep at most; so does this.
+    if (depth > 10) return;
+    auto text = read_file(config);
+    if (!text) return;
+    std::string lower = *text;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    // Section and key names are the only places these words can be, and git reads them
+    // without regard to case: a config without them can neither include nor name hooks.
+    if (lower.find("include") == std::string::npos && lower.find("hookspath") == std::string::npos)
+        return;
+    auto entries = read_git_config(config);
+    if (!entries) return;
+    auto expanded = [&](const std::string& value, const std::string& base) {
+        if (value == "~" || value.starts_with("~/")) return home_ + value.substr(1);
+        return named_path(value, base);
+    };
+    for (const auto& entry : *entries) {
+        if (!entry.value || entry.value->empty()) continue;
+        const std::string& key = entry.key;
+        if (key == "include.path" || (key.starts_with("includeif.") && key.ends_with(".path"))) {
+            const std::string included = expanded(*entry.value, parent_of(config));
+            protect_named(included, false, policy);
+            follow_config(included, tops, policy, depth + 1);
+        } else if (key == "core.hookspath") {
+            if (entry.value->starts_with("/") || entry.value->starts_with("~")) {
+                protect_named(expanded(*entry.value, "/"), true, policy);
+            } else {
+                for (const auto& top : tops) protect_named(join(top, *entry.value), true, policy);
+            }
+        }
+    }
+}
+
+bool RepositoryWatch::within_writable(const std::string& real) const {
+    for (const auto& root : roots_)
+        if (path_within(real, root)) return true;
+    return false;
+}
+
+void RepositoryWatch::remember_unwatched(const std::string& dir, int fd) {
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return;
+    timespec now;
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    // A change within the same tick of the file system's clock would leave the time as it
+    // is: a time that recent is listed again at the next check, whatever it says then.
+    const bool racy = now.tv_sec - st.st_ctim.tv_sec < 2;
+    unwatched_[dir] = Unwatched{st.st_ctim, racy};
+}
+
+std::vector<std::string> RepositoryWatch::changed_unwatched() {
+    std::vector<std::string> changed;
+    for (auto it = unwatched_.begin(); it != unwatched_.end();) {
+        struct stat st;
+        const bool gone = ::lstat(it->first.c_str(), &st) != 0 || !S_ISDIR(st.st_mode);
+        if (gone || it->second.racy || st.st_ctim.tv_sec != it->second.ctime.tv_sec ||
+            st.st_ctim.tv_nsec != it->second.ctime.tv_nsec) {
+            if (!gone) changed.push_back(it->first);
+            it = unwatched_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return changed;
+}
+
+bool RepositoryWatch::add_watch(const std::string& dir) {
+    int wd = ::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
+    if (wd < 0) return false;
+    watched_[wd] = dir;  // a folder moved and searched again keeps its descriptor
+    return true;
+}
+
+void RepositoryWatch::walk(const std::string& top, Found& found) {
+    std::vector<std::string> stack{top};
+    while (!stack.empty()) {
+        std::string dir = std::move(stack.back());
+        stack.pop_back();
+        // The watch comes before the listing: what is made after it is an event, what was
+        // there before is listed.
+        const bool unwatched =
+            !inotify_.valid() || (!add_watch(dir) && (errno == ENOSPC || errno == ENOMEM));
+        UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!fd.valid()) {
+            if (errno == EACCES || errno == EPERM) found.unreadable.push_back(dir);
+            continue;
+        }
+        // Without a watch, the folder's change time tells a later check whether to list it
+        // again; taken before the listing, so a change during it shows as a newer one.
+        if (unwatched) remember_unwatched(dir, fd.get());
+        const size_t first_child = stack.size();
+        bool head = false, objects = false, commondir = false;
+        // getdents64 itself: readdir() would cost three more system calls per folder.
+        ssize_t n;
+        while ((n = ::getdents64(fd.get(), listing_.data(), listing_.size())) > 0) {
+            for (ssize_t at = 0; at < n;) {
+                auto* e = reinterpret_cast<dirent64*>(listing_.data() + at);
+                at += e->d_reclen;
+                const char* name = e->d_name;
+                if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
+                unsigned char type = e->d_type;
+                if (type == DT_UNKNOWN) {
+                    struct stat st;
+                    if (::fstatat(fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+                    type = S_ISDIR(st.st_mode)   ? DT_DIR
+                           : S_ISLNK(st.st_mode) ? DT_LNK
+                           : S_ISREG(st.st_mode) ? DT_REG
+                                                 : DT_UNKNOWN;
+                }
+                if (type == DT_DIR) {
+                    std::string path = join(dir, name);
+                    // A folder without a watch that is known already is looked at by its own
+                    // change time.
+                    if (!hidden_.count(path) && !unwatched_.count(path))
+                        stack.push_back(std::move(path));
+                    if (std::strcmp(name, "objects") == 0) objects = true;
+                } else if (std::strcmp(name, "HEAD") == 0) {
+                    head = true;
+                } else if (std::strcmp(name, "commondir") == 0 && type == DT_REG) {
+                    commondir = true;
+                } else if (std::strcmp(name, ".git") == 0 && (type == DT_REG || type == DT_LNK)) {
+                    found.git_links.push_back(join(dir, name));
+                }
+            }
+        }
+        if (n < 0) found.unreadable.push_back(dir);
+        if (head && (objects || commondir)) {
+            found.git_dirs.push_back(dir);
+            // Git never looks for a repository among the object files: no need to search
+            // the 256 folders there.
+            const std::string objects_dir = join(dir, "objects");
+            for (size_t i = first_child; i < stack.size(); ++i)
+                if (stack[i] == objects_dir) {
+                    stack.erase(stack.begin() + static_cast<long>(i));
+                    break;
+                }
+        }
+    }
+}
+
+void RepositoryWatch::read_events(std::set<std::string>& candidates,
+                                  std::vector<std::string>& new_dirs, bool& overflow) {
+    alignas(inotify_event) char buf[65536];
+    ssize_t n;
+    while ((n = ::read(inotify_.get(), buf, sizeof buf)) > 0) {
+        for (char* p = buf; p < buf + n;) {
+            auto* ev = reinterpret_cast<inotify_event*>(p);
+            p += sizeof(inotify_event) + ev->len;
+            if (ev->mask & IN_Q_OVERFLOW) {
+                overflow = true;
+                continue;
+            }
+            if (auto config = config_watches_.find(ev->wd); config != config_watches_.end()) {
+                // Written through a descriptor opened before it was protected.
+                recheck_.insert(parent_of(config->second));
+                if (ev->mask & IN_IGNORED) config_watches_.erase(config);
+                continue;
+            }
+            auto it = watched_.find(ev->wd);
+            if (it == watched_.end()) continue;
+            if (ev->mask & IN_IGNORED) {
+                watched_.erase(it);
+                continue;
+            }
+            if (ev->len == 0) continue;
+            const std::string& dir = it->second;
+            const std::string name = ev->name;
+            if (ev->mask & IN_ISDIR) new_dirs.push_back(join(dir, name));
+            if (name == ".git") candidates.insert(join(dir, name));
+            // A file git reads in a git folder, or a new entry in one's hooks.
+            if (name == "HEAD" || name == "objects" || name == "commondir" || name == "config" ||
+                name == "config.worktree" || name == "hooks")
+                candidates.insert(dir);
+            if (name_of(dir) == "hooks") {
+                candidates.insert(parent_of(dir));
+                recheck_.insert(parent_of(dir));
+            }
+        }
+    }
+}
+
+void RepositoryWatch::attach(const void* owner, Protector protect) {
+    sandboxes_.emplace_back(owner, std::move(protect));
+}
+
+void RepositoryWatch::detach(const void* owner) {
+    std::erase_if(sandboxes_, [&](const auto& s) { return s.first == owner; });
+}
+
+bool RepositoryWatch::is_known(const std::string& path) const {
+    auto it = known_.find(path);
+    if (it == known_.end()) return false;
+    // Protected from the start, with the folders above it held in place by the sandbox; later
+    // ones must still be the same file: a repository moved away and made again is new.
+    if (it->second == 0) return true;
+    auto st = lstat_of(path);
+    return st && st->st_ino == it->second;
+}
+
+void RepositoryWatch::protect_now(const std::string& path) {
+    auto st = lstat_of(path);
+    known_[path] = st ? st->st_ino : 0;
+    read_only_now_.push_back(path);
+    added_.push_back(path);
+}
+
+std::vector<RepositoryFinding> RepositoryWatch::check() {
+    std::vector<RepositoryFinding> out;
+    std::set<std::string> candidates;
+    std::vector<std::string> new_dirs;
+    bool overflow = false;
+    if (inotify_.valid()) read_events(candidates, new_dirs, overflow);
+    Found found;
+    if (overflow) {
+        // Events were lost: search everything again (watches already there stay).
+        for (const auto& root : roots_) walk(root, found);
+        recheck_.insert(ours_.begin(), ours_.end());
+    } else {
+        for (const auto& dir : new_dirs) walk(dir, found);
+    }
+    for (const auto& dir : changed_unwatched()) walk(dir, found);
+    candidates.insert(found.git_dirs.begin(), found.git_dirs.end());
+    candidates.insert(found.git_links.begin(), found.git_links.end());
+    read_only_now_.clear();
+    std::set<std::string> clean;
+    std::vector<std::string> fresh;
+    for (const auto& dir : found.unreadable) {
+        if (is_known(dir)) continue;
+        protect_now(dir);
+        out.push_back({RepositoryFinding::Kind::folder_protected, dir, "", ""});
+    }
+    for (const auto& path : candidates)
+        if (auto dir = inspect(path, out)) fresh.push_back(*dir);
+    // A repository protected during the session whose hooks or config changed since: written
+    // through a folder or file a command had open before; cleaned again.
+    for (const auto& dir : recheck_)
+        if (ours_.count(dir)) clean.insert(dir);
+    recheck_.clear();
+    clean.insert(fresh.begin(), fresh.end());
+    std::string failure;
+    if (!read_only_now_.empty())
+        for (const auto& [owner, protect] : sandboxes_)
+            if (failure.empty()) failure = protect(read_only_now_);
+    if (!failure.empty()) {
+        // Found again the next time anything in them changes.
+        for (const auto& path : read_only_now_) known_.erase(path);
+        for (const auto& dir : fresh) {
+            ours_.erase(dir);
+            out.push_back({RepositoryFinding::Kind::not_protected, dir, failure, ""});
+        }
+    }
+    // Cleaned once the sandbox can no longer open them: nothing slips in between.
+    for (const auto& dir : clean) neutralise(dir, out);
+    return out;
+}
+
+std::optional<std::string> RepositoryWatch::inspect(const std::string& path,
+                                                    std::vector<RepositoryFinding>& out) {
+    using Kind = RepositoryFinding::Kind;
+    auto st = lstat_of(path);
+    if (!st) return std::nullopt;
+    std::string git_dir = path;
+    if (name_of(path) == ".git" && !S_ISDIR(st->st_mode)) {
+        // A `.git` file or symlink names the git folder; it must not be repointed either.
+        const std::string base = parent_of(path);
+        if (S_ISREG(st->st_mode)) {
+            auto text = read_file(path, 4096);
+            if (!text || !text->starts_with("gitdir: ")) return std::nullopt;
+            git_dir = named_path(text->substr(8), base);
+        }
+        if (auto real_base = real_path(base); real_base && within_writable(*real_base)) {
+            const std::string link = join(*real_base, ".git");
+            if (!is_known(link)) protect_now(link);
+        }
+    }
+    auto real = real_path(git_dir);
+    if (!real || !within_writable(*real) || !looks_like_git_dir(*real)) return std::nullopt;
+    const std::string& dir = *real;
+    bool fresh = false;
+    const std::string commondir = dir + "/commondir";
+    if (auto text = read_file(commondir, 4096); text && !is_known(commondir)) {
+        auto target = real_path(named_path(*text, dir));
+        // A linked worktree's names its main repository, which is protected. One that names a
+        // folder the sandbox may write goes aside before anything is bound to it.
+        if (target && within_writable(*target) &&
+            !(is_known(*target + "/hooks") && is_known(*target + "/config"))) {
+            std::string aside = move_aside(commondir);
+            if (!aside.empty())
+                out.push_back({Kind::redirect_moved_aside, commondir, *target, aside});
+        } else {
+            protect_now(commondir);
+            fresh = true;
+        }
+    }
+    for (const char* sub : {"/hooks", "/config", "/config.worktree"}) {
+        const std::string item = dir + sub;
+        if (is_known(item)) continue;
+        const bool folder = sub == std::string("/hooks");
+        const bool needed = folder || sub == std::string("/config");
+        auto item_st = lstat_of(item);
+        // Only a real folder or file can be bound; anything else goes aside for an empty one.
+        if (item_st && (folder ? !S_ISDIR(item_st->st_mode) : !S_ISREG(item_st->st_mode))) {
+            std::string aside = move_aside(item);
+            if (aside.empty()) continue;
+            out.push_back(
+                {folder ? Kind::hook_disabled : Kind::config_moved_aside, item, "", aside});
+            item_st.reset();
+        }
+        if (!item_st && !needed) continue;
+        if (!item_st &&
+            !create_empty_path(item, folder ? HostFs::Type::directory : HostFs::Type::file))
+            continue;
+        protect_now(item);
+        if (!folder) watch_config(item);
+        fresh = true;
+    }
+    if (!fresh) return std::nullopt;
+    ours_.insert(dir);
+    out.push_back({Kind::protected_repository, dir, "", ""});
+    return dir;
+}
+
+void RepositoryWatch::watch_config(const std::string& config) {
+    if (!inotify_.valid()) return;
+    int wd = ::inotify_add_watch(inotify_.get(), config.c_str(),
+                                 IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB | IN_DONT_FOLLOW);
+    if (wd >= 0) config_watches_[wd] = config;
+}
+
+void RepositoryWatch::neutralise(const std::string& dir, std::vector<RepositoryFinding>& out) {
+    using Kind = RepositoryFinding::Kind;
+    const std::string hooks = dir + "/hooks";
+    if (DIR* d = ::opendir(hooks.c_str())) {
+        std::vector<std::string> names;
+        while (dirent* e = ::readdir(d)) {
+            std::string name = e->d_name;
+            if (name == "." || name == ".." || name.ends_with(".sample") ||
+                name.find(kAside) != std::string::npos)
+                continue;
+            names.push_back(name);
+        }
+        ::closedir(d);
+        for (const auto& name : names) {
+            const std::string hook = join(hooks, name);
+            std::string aside = move_aside(hook);
+            if (aside.empty())
+                out.push_back({Kind::not_protected, hook, "it cannot be moved aside", ""});
+            else
+                out.push_back({Kind::hook_disabled, hook, "", aside});
+        }
+    }
+    // Rewritten in place: the sandbox has this very file bound read-only, and replacing it
+    // on the host would take that mount away with the old file.
+    for (const char* sub : {"/config", "/config.worktree"}) {
+        const std::string config = dir + sub;
+        auto text = read_file(config);
+        if (!text || text->empty()) continue;
+        auto entries = read_git_config(config);
+        std::string kept_text, dropped;
+        if (entries) {
+            std::vector<GitConfigEntry> kept;
+            for (auto& entry : *entries) {
+                if (kept_from_sandbox(entry.key))
+                    kept.push_back(std::move(entry));
+                else if (dropped.find(entry.key) == std::string::npos)
+                    dropped += (dropped.empty() ? "" : ", ") + entry.key;
+            }
+            if (dropped.empty()) continue;
+            kept_text = git_config_text(kept);
+        }
+        std::string aside = save_aside(config, *text);
+        if (aside.empty() || !rewrite(config, kept_text)) {
+            out.push_back({Kind::not_protected, config, "it cannot be rewritten", ""});
+            continue;
+        }
+        if (entries)
+            out.push_back({Kind::config_stripped, config, dropped, aside});
+        else
+            out.push_back({Kind::config_moved_aside, config,
+                           "git cannot read it, or git is not installed", aside});
+    }
+}
+
+SandboxPolicy with_protected_since(const SandboxPolicy& policy, const RepositoryWatch* watch) {
+    SandboxPolicy now = policy;
+    if (watch) {
+        const auto& since = watch->protected_paths();
+        now.protected_paths.insert(now.protected_paths.end(), since.begin(), since.end());
+    }
+    return now;
+}
+
+}  // namespace caretz

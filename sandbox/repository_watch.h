@@ -1,0 +1,155 @@
+#pragma once
+
+#include <sys/types.h>
+#include <time.h>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "pty/unique_fd.h"
+#include "sandbox/policy.h"
+
+namespace caretz {
+
+// What a check of the writable roots found in a git repository, and what Caretz did.
+struct RepositoryFinding {
+    enum class Kind {
+        protected_repository,  // a repository made or changed in the sandbox, now protected
+        hook_disabled,         // a hook the sandbox wrote, moved aside
+        config_stripped,       // a config the sandbox wrote, cut to what a clone needs
+        config_moved_aside,    // a config git could not read, moved aside
+        redirect_moved_aside,  // a `commondir` naming a git folder the sandbox may write
+        not_protected,         // hooks and config stay writable inside: checked again later
+        folder_protected,      // a folder that could not be searched, read-only instead
+    };
+    Kind kind;
+    std::string path;
+    std::string detail;  // what was left out, where a commondir pointed, or why it failed
+    std::string aside;   // where the original now is
+};
+
+// The name of the kind for the audit log ("hook_disabled", ...).
+const char* to_string(RepositoryFinding::Kind kind);
+// One line for the user's screen.
+std::string describe(const RepositoryFinding& finding);
+
+// Makes sure that nothing a sandboxed command writes into a git repository under the writable
+// roots runs when the user runs git there on the host: the repositories there at the start,
+// and those that commands make or change (git init, git clone, git submodule add, git worktree
+// add, or by hand).
+//
+// At the start it searches every folder of the writable roots (symlinks are not followed) and
+// adds the hooks and config of each git folder (anything with HEAD and objects or commondir:
+// `.git`, nested clones, bare repositories, submodules in `.git/modules`, worktrees in
+// `.git/worktrees`), each `.git` file and each `commondir` and `config.worktree`, to the
+// policy's protected paths, so the sandbox binds them read-only. Every folder it searches gets
+// an inotify watch first, so anything made later shows as an event. A check (after each
+// command, before a rerun on the host and before the next prompt) reads those events, searches
+// new folders, and for each repository that appeared or changed: makes its hooks and config
+// read-only from then on (`protect`), moves aside every hook that is not a sample, cuts its
+// config down to what a clone needs (git_config_filter.h), and moves aside a `commondir` that
+// names a git folder the sandbox may write.
+//
+// It fails closed: a folder it cannot read is protected whole, and once the inotify watch
+// limit is reached, every folder left without a watch has its change time (ctime, which no
+// command can set back) compared at every check, and is listed again when it moved.
+class RepositoryWatch {
+public:
+    // Binds, inside one running sandbox, `read_only` read-only; returns "" on success or what
+    // failed. A sandbox started afresh for each command needs
+    // none: the next one binds protected_paths().
+    using Protector = std::function<std::string(const std::vector<std::string>& read_only)>;
+
+    // Searches the writable roots of `policy` and adds what it found to its protected paths
+    // (also for a read-only policy: plan mode can be left during the session). Without
+    // `watch_changes` (one command, `caretz exec`), no watch is added, so a short command
+    // takes none from the user's limit, and a check compares every folder's change time.
+    //
+    // The user's own git configs (`global_configs`: ~/.gitconfig, ~/.config/git/config) and
+    // those of the repositories found are followed too: a config inside a writable root, a
+    // file it includes (include.path, includeIf) and a core.hooksPath folder that lie in one
+    // are protected as well, made empty on the host first when they do not exist, since git
+    // reads and runs them as it reads and runs `.git/hooks`.
+    RepositoryWatch(SandboxPolicy& policy, const std::vector<std::string>& global_configs,
+                    bool watch_changes = true);
+    RepositoryWatch(const RepositoryWatch&) = delete;
+    RepositoryWatch& operator=(const RepositoryWatch&) = delete;
+
+    // What the start-up search could not do, one sentence each (the watch limit).
+    const std::vector<std::string>& start_notes() const { return notes_; }
+    // Folders the search left without an inotify watch (their change time is checked instead).
+    size_t unwatched_folders() const { return unwatched_.size(); }
+
+    // A running sandbox (`owner`) that must get what later checks protect, until detached.
+    void attach(const void* owner, Protector protect);
+    void detach(const void* owner);
+
+    std::vector<RepositoryFinding> check();
+
+    // Paths protected since the start, for sandboxes started after it.
+    const std::vector<std::string>& protected_paths() const { return added_; }
+
+private:
+    struct Found {
+        std::vector<std::string> git_dirs;
+        std::vector<std::string> git_links;  // `.git` files and symlinks
+        std::vector<std::string> unreadable;
+    };
+    struct Unwatched {
+        timespec ctime;
+        bool racy;  // too recent to tell a later change by
+    };
+    void walk(const std::string& top, Found& found);
+    void remember_unwatched(const std::string& dir, int fd);
+    // Folders without a watch whose change time moved since they were listed (or that may
+    // have changed unseen); they are forgotten, to be listed again.
+    std::vector<std::string> changed_unwatched();
+    bool add_watch(const std::string& dir);
+    void read_events(std::set<std::string>& candidates, std::vector<std::string>& new_dirs,
+                     bool& overflow);
+    // Protects the git folder `path` names (a git folder, a `.git` file or symlink) where it
+    // is new or changed; returns it then.
+    std::optional<std::string> inspect(const std::string& path,
+                                       std::vector<RepositoryFinding>& out);
+    // Moves aside what the sandbox wrote into a git folder it can no longer write.
+    void neutralise(const std::string& git_dir, std::vector<RepositoryFinding>& out);
+    bool is_known(const std::string& path) const;
+    void protect_now(const std::string& path);
+    void watch_config(const std::string& config);
+    bool within_writable(const std::string& real) const;
+    // Protects what `config` includes or names as its hooks folder, where the sandbox could
+    // write it (`tops`: the work trees a relative core.hooksPath is relative to).
+    void follow_config(const std::string& config, const std::vector<std::string>& tops,
+                       SandboxPolicy& policy, int depth);
+    // Protects `path` (a file, or a folder when `folder`) when it lies in a writable root,
+    // creating it empty, with the folders above it, when it is missing.
+    void protect_named(const std::string& path, bool folder, SandboxPolicy& policy);
+
+    std::vector<std::pair<const void*, Protector>> sandboxes_;
+    std::vector<std::string> roots_;  // the writable roots, symlinks resolved
+    std::set<std::string> hidden_;
+    std::string home_;
+    UniqueFd inotify_;
+    std::unordered_map<int, std::string> watched_;          // watch descriptor -> folder
+    std::unordered_map<std::string, Unwatched> unwatched_;  // past the inotify watch limit
+    std::vector<std::string> notes_;
+    // Paths protected: those from the start with inode 0, later ones with their inode.
+    std::map<std::string, ino_t> known_;
+    std::vector<std::string> added_;
+    std::set<std::string> ours_;     // git folders protected during the session
+    std::set<std::string> recheck_;  // of those, the ones whose hooks or config changed since
+    std::unordered_map<int, std::string> config_watches_;   // their configs, watched for writes
+    std::vector<std::string> read_only_now_;                // to bind, in one check
+    std::vector<char> listing_ = std::vector<char>(32768);  // getdents64's buffer
+};
+
+// `policy` with the paths `watch` (may be null) protected since the start, for a sandbox that
+// starts now.
+SandboxPolicy with_protected_since(const SandboxPolicy& policy, const RepositoryWatch* watch);
+
+}  // namespace caretz

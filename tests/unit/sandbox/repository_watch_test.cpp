@@ -1,0 +1,203 @@
+#include "sandbox/repository_watch.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+using namespace caretz;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A writable root of its own in /tmp, removed at the end.
+struct Workspace {
+    std::string root;
+    Workspace() {
+        char dir[] = "/tmp/caretz-watch-XXXXXX";
+        root = ::mkdtemp(dir);
+        root = fs::canonical(root).string();
+    }
+    ~Workspace() { fs::remove_all(root); }
+    std::string operator/(const std::string& sub) const { return root + "/" + sub; }
+    SandboxPolicy policy() const {
+        SandboxPolicy policy;
+        policy.workspace = root;
+        policy.writable = {root};
+        return policy;
+    }
+    // Runs a shell command in the root; git with an identity and none of the user's config.
+    void sh(const std::string& command) const {
+        std::string line = "cd '" + root +
+                           "' && export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null "
+                           "GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t "
+                           "GIT_COMMITTER_EMAIL=t@t && (" +
+                           command + ") >/dev/null 2>&1";
+        REQUIRE(std::system(line.c_str()) == 0);
+    }
+};
+
+bool has(const std::vector<std::string>& list, const std::string& item) {
+    return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+std::string read(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+using Kind = RepositoryFinding::Kind;
+
+bool found(const std::vector<RepositoryFinding>& findings, Kind kind, const std::string& path) {
+    return std::any_of(findings.begin(), findings.end(),
+                       [&](const auto& f) { return f.kind == kind && f.path == path; });
+}
+
+}  // namespace
+
+TEST_CASE("the start-up search finds repositories however deep, bare ones and worktrees") {
+    Workspace ws;
+    std::string deep = "a/b/c/d/e/f/g/h/i/j/k/deep";  // the repository is 12 folders down
+    ws.sh(
+        "git init -q main && git -C main commit -q --allow-empty -m i && "
+        "git -C main worktree add -q ../wt && git init -q " +
+        deep + " && git init -q --bare store.git");
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {});
+    const auto& p = policy.protected_paths;
+    for (const std::string& path : std::vector<std::string>{
+             deep + "/.git/hooks", deep + "/.git/config", "main/.git/hooks", "main/.git/config",
+             "store.git/hooks", "store.git/config", "main/.git/worktrees/wt/commondir", "wt/.git"})
+        CHECK(has(p, ws / path));
+    CHECK(watch.start_notes().empty());
+    CHECK(watch.check().empty());
+}
+
+TEST_CASE("a repository made after the start is found, and its hooks and config kept safe") {
+    Workspace ws;
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {});
+    ws.sh(
+        "mkdir -p src/x && git init -q src/x/sub && cd src/x/sub && "
+        "git remote add origin https://example.invalid/r.git && "
+        "printf '#!/bin/sh\\ntouch PWNED\\n' > .git/hooks/pre-commit && "
+        "chmod +x .git/hooks/pre-commit && git config core.fsmonitor 'touch PWNED' && "
+        "git config alias.st '!touch PWNED' && git config core.hooksPath /tmp");
+    const std::string git = ws / "src/x/sub/.git";
+    auto findings = watch.check();
+    CHECK(found(findings, Kind::protected_repository, git));
+    CHECK(found(findings, Kind::hook_disabled, git + "/hooks/pre-commit"));
+    CHECK(found(findings, Kind::config_stripped, git + "/config"));
+    CHECK_FALSE(fs::exists(git + "/hooks/pre-commit"));
+    CHECK(fs::exists(git + "/hooks/pre-commit.disabled-by-caretz"));
+    CHECK(fs::exists(git + "/hooks/pre-commit.sample"));  // samples stay where they are
+    const std::string config = read(git + "/config");
+    CHECK(config.find("fsmonitor") == std::string::npos);
+    CHECK(config.find("hooksPath") == std::string::npos);
+    CHECK(config.find("alias") == std::string::npos);
+    CHECK(config.find("https://example.invalid/r.git") != std::string::npos);
+    CHECK(read(git + "/config.disabled-by-caretz").find("fsmonitor") != std::string::npos);
+    CHECK(has(watch.protected_paths(), git + "/hooks"));
+    CHECK(has(watch.protected_paths(), git + "/config"));
+    // The repository still works.
+    ws.sh("cd src/x/sub && git commit -q --allow-empty -m ok && git status");
+    CHECK_FALSE(fs::exists(ws / "src/x/sub/PWNED"));
+    // Nothing new: nothing to say.
+    CHECK(watch.check().empty());
+}
+
+TEST_CASE("a clean clone is protected without anything moved") {
+    Workspace ws;
+    ws.sh("git init -q origin && git -C origin commit -q --allow-empty -m i");
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {});
+    ws.sh("git clone -q origin copy");
+    auto findings = watch.check();
+    REQUIRE(findings.size() == 1);
+    CHECK(found(findings, Kind::protected_repository, ws / "copy/.git"));
+}
+
+TEST_CASE("a hook planted later in a repository without hooks is moved aside") {
+    Workspace ws;
+    ws.sh("git init -q --template= r");
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {});
+    CHECK(has(policy.protected_paths, ws / "r/.git/hooks"));
+    // What create_missing_git_paths would have made before the sandbox; here, a new
+    // repository that gets its hooks folder from the check.
+    ws.sh(
+        "git init -q --template= s && mkdir s/.git/hooks && printf x > s/.git/hooks/post-checkout");
+    auto findings = watch.check();
+    CHECK(found(findings, Kind::hook_disabled, ws / "s/.git/hooks/post-checkout"));
+}
+
+TEST_CASE("a commondir that sends git to a folder the sandbox may write is moved aside") {
+    Workspace ws;
+    ws.sh("git init -q r && mkdir -p evil/objects evil/refs evil/hooks");
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {});
+    ws.sh("echo ../../evil > r/.git/commondir");
+    auto findings = watch.check();
+    CHECK(found(findings, Kind::redirect_moved_aside, ws / "r/.git/commondir"));
+    CHECK_FALSE(fs::exists(ws / "r/.git/commondir"));
+}
+
+TEST_CASE("a repository made inside a new submodule folder of .git is found") {
+    Workspace ws;
+    ws.sh("git init -q r && git init -q sub && git -C sub commit -q --allow-empty -m i");
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {});
+    ws.sh(
+        "git clone -q --bare sub r/.git/modules/lib && "
+        "printf x > r/.git/modules/lib/hooks/pre-commit");
+    auto findings = watch.check();
+    CHECK(found(findings, Kind::protected_repository, ws / "r/.git/modules/lib"));
+    CHECK(found(findings, Kind::hook_disabled, ws / "r/.git/modules/lib/hooks/pre-commit"));
+}
+
+TEST_CASE("a folder the search cannot read is protected whole") {
+    if (::geteuid() == 0) return;  // root reads every folder
+    Workspace ws;
+    ws.sh("mkdir -p closed/inner && chmod 000 closed");
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {});
+    CHECK(has(policy.protected_paths, ws / "closed"));
+    ::chmod((ws / "closed").c_str(), 0700);
+}
+
+TEST_CASE("files a config includes and a hooks folder it names are protected where writable") {
+    Workspace ws;
+    ws.sh(
+        "git init -q r && git -C r config include.path ../shared.cfg && mkdir r/.githooks && "
+        "git -C r config core.hooksPath .githooks && mkdir home && "
+        "printf '[includeIf \"gitdir:/\"]\\n\\tpath = ~/more.cfg\\n' > home/.gitconfig && "
+        "printf '[core]\\n\\thooksPath = ~/hooks\\n' > home/more.cfg");
+    SandboxPolicy policy = ws.policy();
+    policy.home = ws / "home";
+    RepositoryWatch watch(policy, {ws / "home/.gitconfig", ws / "home/.config/git/config"});
+    for (const char* path : {"r/shared.cfg", "r/.githooks", "home/.gitconfig", "home/more.cfg",
+                             "home/hooks", "home/.config/git/config"})
+        CHECK(has(policy.protected_paths, ws / path));
+    // Missing ones are made empty, so they can be bound read-only.
+    CHECK(fs::is_regular_file(ws / "r/shared.cfg"));
+    CHECK(fs::is_empty(ws / "r/shared.cfg"));
+    CHECK(fs::is_directory(ws / "home/hooks"));
+    CHECK(fs::is_regular_file(ws / "home/.config/git/config"));
+}
+
+TEST_CASE("a config outside the writable roots is followed but nothing outside is made") {
+    Workspace ws;
+    Workspace outside;
+    outside.sh("printf '[include]\\n\\tpath = " + ws.root + "/inc.cfg\\n\\tpath = " + outside.root +
+               "/gone.cfg\\n' > .gitconfig");
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {outside / ".gitconfig"});
+    CHECK(has(policy.protected_paths, ws / "inc.cfg"));
+    CHECK_FALSE(has(policy.protected_paths, outside / ".gitconfig"));
+    CHECK_FALSE(fs::exists(outside / "gone.cfg"));
+}
