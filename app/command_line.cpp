@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "app/duration.h"
+#include "escalation/credential_fallbacks.h"
 #include "sandbox/hidden_defaults.h"
 
 namespace caretz {
@@ -28,17 +29,23 @@ std::string wrapped(const std::string& text, size_t width) {
 
 // What every sandbox hides, from the one table (sandbox/hidden_defaults.cpp).
 std::string hidden_paths_help() {
-    std::string always, stores;
+    std::string always, stores, tools;
     for (const auto& row : hidden_by_default()) {
         std::string& list = row.showable ? stores : always;
-        list += (list.empty() ? "" : ", ") + describe(row);
+        list += (list.empty() ? "" : ", ") + describe(row.where);
     }
+    for (const auto& program : programs_to_watch())
+        if (program != "sudo") tools += (tools.empty() ? "" : ", ") + program;
     return wrapped("Hidden from sandboxed commands (they look missing): " + always +
                        ", and these credential stores: " + stores +
                        ". Paths under ~/.config, ~/.local/share and ~/.local/state are hidden "
                        "where $XDG_CONFIG_HOME, $XDG_DATA_HOME and $XDG_STATE_HOME put them "
                        "too. Config key sandbox.visible (a list of paths) gives credential stores "
-                       "back; only your own config file can set it. sandbox.hidden adds paths.",
+                       "back; only your own config file can set it. sandbox.hidden adds paths. "
+                       "When " +
+                       tools +
+                       " fails after going on without a hidden store, the "
+                       "offer names that store.",
                    90);
 }
 

@@ -1,4 +1,4 @@
-#include "sandbox/sudo_watch.h"
+#include "sandbox/run_watch.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -11,13 +11,11 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "sandbox/bwrap_command.h"
-
 namespace caretz {
 
 namespace {
 
-constexpr std::string_view kFolderPrefix = "caretz-sudo-";
+constexpr std::string_view kFolderPrefix = "caretz-runs-";
 
 // Removes the records folders of this user's Caretz processes that are gone (killed before
 // they could clean up). A folder's name carries its owner's pid.
@@ -41,7 +39,13 @@ void remove_stale_folders(const std::string& base) {
 
 }  // namespace
 
-std::unique_ptr<SudoWatch> SudoWatch::create() {
+WatchedPrograms watched_programs(const SandboxSpec& spec) {
+    auto path = spec.env.find("PATH");
+    return {spec.watched_programs,
+            path == spec.env.end() ? std::vector<std::string>{} : path_folders(path->second)};
+}
+
+std::unique_ptr<RunWatch> RunWatch::create(WatchedPrograms programs) {
     const char* runtime = std::getenv("XDG_RUNTIME_DIR");
     const std::string runtime_dir = runtime ? runtime : "";
     struct stat st {};
@@ -59,37 +63,38 @@ std::unique_ptr<SudoWatch> SudoWatch::create() {
         ::rmdir(dir.c_str());
         return nullptr;
     }
-    return std::unique_ptr<SudoWatch>(new SudoWatch(std::move(dir), std::move(file)));
+    return std::unique_ptr<RunWatch>(
+        new RunWatch(std::move(programs), std::move(dir), std::move(file)));
 }
 
-SudoWatch::~SudoWatch() {
+RunWatch::~RunWatch() {
     forget_path();
 }
 
-std::vector<std::string> SudoWatch::bwrap_arguments(const SandboxPolicy& policy, const HostFs& fs,
-                                                    const std::string& stand_in) const {
-    return sudo_watch_arguments(policy, fs, stand_in, path());
+std::vector<std::string> RunWatch::bwrap_arguments(const SandboxPolicy& policy, const HostFs& fs,
+                                                   const std::string& stand_in) const {
+    return run_watch_arguments(policy, fs, programs_, stand_in, path());
 }
 
-void SudoWatch::forget_path() {
+void RunWatch::forget_path() {
     if (path_forgotten_) return;
     ::unlink(path().c_str());
     ::rmdir(dir_.c_str());
     path_forgotten_ = true;
 }
 
-std::vector<SudoRecord> SudoWatch::take() {
+std::vector<ProgramRun> RunWatch::take() {
     struct stat st {};
     if (::fstat(file_.get(), &st) != 0 || st.st_size == 0) return {};
     std::string text(
-        std::min<std::size_t>(static_cast<std::size_t>(st.st_size), kMaxSudoRecordsBytes), '\0');
+        std::min<std::size_t>(static_cast<std::size_t>(st.st_size), kMaxRunRecordsBytes), '\0');
     const ssize_t n = ::pread(file_.get(), text.data(), text.size(), 0);
     text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
     discard();
-    return parse_sudo_records(text);
+    return parse_program_runs(text);
 }
 
-void SudoWatch::discard() {
+void RunWatch::discard() {
     struct stat st {};
     if (::fstat(file_.get(), &st) != 0 || st.st_size == 0) return;
     // Emptying a file of Caretz's own fails only on an I/O error; its records then show again.

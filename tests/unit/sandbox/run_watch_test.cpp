@@ -1,4 +1,4 @@
-#include "sandbox/sudo_watch.h"
+#include "sandbox/run_watch.h"
 
 #include <stdlib.h>
 
@@ -35,35 +35,35 @@ struct RuntimeDir {
     }
 };
 
-// The host path bwrap is told to bind at kSudoRecordsPath.
-std::string records_path(const SudoWatch& watch) {
+// The host path bwrap is told to bind at kRunRecordsPath.
+std::string records_path(const RunWatch& watch) {
     const FakeHostFs host(std::map<std::string, std::string>{});
     const auto args = watch.bwrap_arguments(SandboxPolicy{}, host, "/proc/self/fd/5");
     REQUIRE(args.size() == 3);
-    CHECK(args[2] == kSudoRecordsPath);
+    CHECK(args[2] == kRunRecordsPath);
     return args[1];
 }
 
-void append(const std::string& path, const SudoRecord& record) {
-    std::ofstream(path, std::ios::app) << encode_sudo_record(record);
+void append(const std::string& path, const ProgramRun& record) {
+    std::ofstream(path, std::ios::app) << encode_program_run(record);
 }
 
 }  // namespace
 
-TEST_CASE("the watch hands over each command's records once", "[sudo_watch]") {
+TEST_CASE("the watch hands over each command's records once", "[run_watch]") {
     RuntimeDir runtime;
-    auto watch = SudoWatch::create();
+    auto watch = RunWatch::create({});
     REQUIRE(watch);
     const std::string path = records_path(*watch);
-    CHECK(path.starts_with(runtime.dir.path().string() + "/caretz-sudo-"));
+    CHECK(path.starts_with(runtime.dir.path().string() + "/caretz-runs-"));
     CHECK((fs::status(fs::path(path).parent_path()).permissions() & fs::perms::all) ==
           fs::perms::owner_all);
 
-    const SudoRecord first{"/w", {"sudo", "-n", "true"}};
-    const SudoRecord second{"/w/app", {"sudo", "systemctl", "restart", "nginx"}};
+    const ProgramRun first{"sudo", "/w", {"sudo", "-n", "true"}};
+    const ProgramRun second{"kubectl", "/w/app", {"kubectl", "get", "pods"}};
     append(path, first);
     append(path, second);
-    CHECK(watch->take() == std::vector<SudoRecord>{first, second});
+    CHECK(watch->take() == std::vector<ProgramRun>{first, second});
     CHECK(watch->take().empty());  // emptied: the next command starts with none
 
     append(path, first);  // say, a background job's, between commands
@@ -71,11 +71,11 @@ TEST_CASE("the watch hands over each command's records once", "[sudo_watch]") {
     CHECK(watch->take().empty());
 }
 
-TEST_CASE("the records file's name leaves the host once bwrap has it", "[sudo_watch]") {
+TEST_CASE("the records file's name leaves the host once bwrap has it", "[run_watch]") {
     RuntimeDir runtime;
     std::string path;
     {
-        auto watch = SudoWatch::create();
+        auto watch = RunWatch::create({});
         REQUIRE(watch);
         path = records_path(*watch);
         REQUIRE(fs::exists(path));
@@ -83,7 +83,7 @@ TEST_CASE("the records file's name leaves the host once bwrap has it", "[sudo_wa
         CHECK_FALSE(fs::exists(path));
         CHECK_FALSE(fs::exists(fs::path(path).parent_path()));
     }
-    auto dropped = SudoWatch::create();
+    auto dropped = RunWatch::create({});
     REQUIRE(dropped);
     path = records_path(*dropped);
     dropped.reset();  // never started: the destructor tidies up as well
