@@ -160,15 +160,26 @@ prompt_back
 check "... which asked the stand-in API server for the pods" \
     test "$(requests 'GET /api/v1/namespaces/default/pods')" -gt "$pods_before"
 
-# On a terminal, git asks for what its credential store would have answered; answered with
-# nothing, the server refuses it.
+# git asks for what its credential store would have answered: on the session's terminal it
+# prompts, and answered with nothing the server refuses it; a fresh sandbox's command has no
+# controlling terminal, and git fails at once with "could not read Username".
 offers=$(count_lines "Allow once")
 type_command "git ls-remote $repo_url"
-check "git asks for a username on the terminal" wait_for_screen "Username for 'http://$git_host:$port':" 60
-tmux_ send-keys -t main Enter
-check "... and a password" wait_for_screen "Password for 'http://$git_host:$port':" 30
-tmux_ send-keys -t main Enter
-check "git ls-remote then opens the offer" wait_for_count "Allow once" "$offers" 60
+asked=0
+deadline=$((SECONDS + 90))
+while ((SECONDS < deadline)) && (($(count_lines "Allow once") <= offers)); do
+    last=$(screen_text | grep -v '^[[:space:]]*$' | tail -1)
+    if [[ $last == "Username for 'http://$git_host:$port':"* || $last == "Password for 'http://"*"$git_host:$port':"* ]]; then
+        asked=$((asked + 1))
+        tmux_ send-keys -t main Enter
+        sleep 0.5
+    fi
+    sleep 0.2
+done
+if [[ $MODE_NAME == session ]]; then
+    check "in a session, git asks for a username on the terminal" test "$asked" -ge 1
+fi
+check "git ls-remote opens the offer" test "$(count_lines "Allow once")" -gt "$offers"
 check "... naming ~/.git-credentials" wait_for_screen "hidden: $TEST_HOME/.git-credentials" 2
 tmux_ send-keys -t main o
 check "Allow once runs git on the host, with the stored credentials" \
