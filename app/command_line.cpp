@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <sstream>
+#include <vector>
 
 #include "app/duration.h"
 #include "escalation/credential_fallbacks.h"
@@ -34,8 +35,10 @@ std::string hidden_paths_help() {
         std::string& list = row.showable ? stores : always;
         list += (list.empty() ? "" : ", ") + describe(row.where);
     }
-    for (const auto& program : programs_to_watch())
-        if (program != "sudo") tools += (tools.empty() ? "" : ", ") + program;
+    std::vector<std::string> programs = programs_to_watch();
+    std::erase(programs, "sudo");
+    for (std::size_t i = 0; i < programs.size(); ++i)
+        tools += (i == 0 ? "" : i + 1 == programs.size() ? " or " : ", ") + programs[i];
     return wrapped("Hidden from sandboxed commands (they look missing): " + always +
                        ", and these credential stores: " + stores +
                        ". Paths under ~/.config, ~/.local/share and ~/.local/state are hidden "
