@@ -136,27 +136,14 @@ check "... all three" test "$(printf '%s\n' "$OUT" | grep -c '^same: ')" -eq 3
 start_pane "$(with_test_hosts "$(user_command_line "$SH" "$ws" "$E2E_BIN --ask-sandbox-off ${MODE[*]}; echo CARETZ-EXITED; sleep 600")")"
 check "Caretz starts in tmux" wait_for_screen "caretz>" 20
 
-type_command() {
-    prompts=$(count_lines "^caretz>")
-    tmux_ send-keys -t main -l "!$1"
-    tmux_ send-keys -t main Enter
-}
-ask() {
-    local offers
-    offers=$(count_lines "Allow once")
-    type_command "$1"
-    wait_for_count "Allow once" "$offers" 60
-}
-prompt_back() { wait_for_count "^caretz>" "$prompts" 60; }
-
 pods_before=$(requests 'pods?')
-check "kubectl get pods opens the offer" ask "kubectl get pods"
+check "kubectl get pods opens the offer" ask "kubectl get pods" 60
 check "... naming the hidden kubeconfig" wait_for_screen "hidden: $TEST_HOME/.kube/config" 2
 check "... with kubectl's fallback line as evidence" \
     wait_for_screen "The connection to the server localhost:8080 was refused" 1
 tmux_ send-keys -t main o
 check "Allow once runs kubectl on the host" wait_for_screen "No resources found in default namespace." 60
-prompt_back
+prompt_back 60
 check "... which asked the stand-in API server for the pods" \
     test "$(requests 'GET /api/v1/namespaces/default/pods')" -gt "$pods_before"
 
@@ -184,7 +171,7 @@ check "... naming ~/.git-credentials" wait_for_screen "hidden: $TEST_HOME/.git-c
 tmux_ send-keys -t main o
 check "Allow once runs git on the host, with the stored credentials" \
     wait_for_screen "refs/heads/main" 60
-prompt_back
+prompt_back 60
 check "... the server saw the credentials" test "$(requests 'info/refs?service=git-upload-pack auth=yes')" -ge 1
 
 finish

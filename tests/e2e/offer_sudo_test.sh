@@ -28,12 +28,6 @@ check "the fixture prints sudo's refusal line" grep -q '"no new privileges" flag
 start_pane "$(user_command_line /bin/bash "$ws" "$E2E_BIN --ask-sandbox-off ${FLAGS[*]}; echo CARETZ-EXITED; sleep 600")"
 wait_for_screen "caretz>" 10
 
-type_command() {
-    prompts=$(count_lines "^caretz>")
-    tmux_ send-keys -t main -l "!$1"
-    tmux_ send-keys -t main Enter
-}
-prompt_back() { wait_for_count "^caretz>" "$prompts" 10; }
 offers_shown() { count_lines "Allow once"; }
 
 offers=$(offers_shown)
