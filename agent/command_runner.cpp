@@ -1,5 +1,9 @@
 #include "agent/command_runner.h"
 
+#include <algorithm>
+
+#include "sandbox/network_proxy.h"
+
 namespace caretz {
 
 CommandRunner::CommandRunner(const SandboxSpec& spec, bool fresh_per_command,
@@ -69,6 +73,20 @@ bool CommandRunner::kill_job(int id) {
     const Job job = it->second;
     BackgroundJobs* jobs = jobs_of(job.plan_mode);
     return jobs && guarded(job.plan_mode, [&] { return jobs->kill(job.local_id); });
+}
+
+std::vector<std::string> CommandRunner::network_allowances() const {
+    std::vector<std::string> list;
+    for (const Slot* slot : {&normal_, &plan_}) {
+        NetworkProxy* proxy = slot->sandbox ? slot->sandbox->network_proxy() : nullptr;
+        if (!proxy) continue;
+        for (const auto& [host, port] : proxy->session_allowances()) {
+            std::string destination = host + ":" + std::to_string(port);
+            if (std::find(list.begin(), list.end(), destination) == list.end())
+                list.push_back(destination);
+        }
+    }
+    return list;
 }
 
 std::vector<std::pair<int, std::string>> CommandRunner::jobs() const {

@@ -42,6 +42,9 @@ public:
     std::vector<std::pair<int, std::string>> jobs() const;
 
     const SessionAllowances& allowances() const { return allowances_; }
+    // Destinations (host:port) the user allowed for the session at the network approval, in
+    // the sandboxes open now.
+    std::vector<std::string> network_allowances() const;
     int columns() const { return spec_.size.cols; }
 
 private:

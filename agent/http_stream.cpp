@@ -90,14 +90,38 @@ CURLcode run_transfer(CURLM* multi, Transfer& transfer, TurnInterrupt& interrupt
     return code;
 }
 
+// The handle set up as both requests need it; `headers` and `error_text` must outlive it.
+void prepare(CURL* e, const HttpRequest& request, curl_slist* headers, Transfer& transfer,
+             char* error_text) {
+    curl_easy_setopt(e, CURLOPT_URL, request.url.c_str());
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutSeconds);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error_text);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, &transfer);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &transfer);
+}
+
+HeaderList header_list(const HttpRequest& request) {
+    HeaderList headers(nullptr, curl_slist_free_all);
+    for (const auto& h : request.headers)
+        headers.reset(curl_slist_append(headers.release(), h.c_str()));
+    return headers;
+}
+
+void init_curl_once() {
+    static std::once_flag curl_ready;
+    std::call_once(curl_ready, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
 }  // namespace
 
 HttpResult post_streaming(const HttpRequest& request,
                           const std::function<bool(std::string_view)>& on_body,
                           TurnInterrupt& interrupt, std::chrono::seconds stall_timeout) {
-    static std::once_flag curl_ready;
-    std::call_once(curl_ready, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-
+    init_curl_once();
     HttpResult result;
     EasyHandle easy(curl_easy_init(), curl_easy_cleanup);
     MultiHandle multi(curl_multi_init(), curl_multi_cleanup);
@@ -105,31 +129,42 @@ HttpResult post_streaming(const HttpRequest& request,
         result.failure = "libcurl could not start a transfer";
         return result;
     }
-    HeaderList headers(nullptr, curl_slist_free_all);
-    for (const auto& h : request.headers)
-        headers.reset(curl_slist_append(headers.release(), h.c_str()));
-
+    HeaderList headers = header_list(request);
     Transfer transfer{easy.get(), &result, &on_body, {}};
     char error_text[CURL_ERROR_SIZE] = {};
     CURL* e = easy.get();
-    curl_easy_setopt(e, CURLOPT_URL, request.url.c_str());
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers.get());
+    prepare(e, request, headers.get(), transfer, error_text);
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
     curl_easy_setopt(e, CURLOPT_POSTFIELDS, request.body.data());
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutSeconds);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error_text);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, &transfer);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &transfer);
 
     CURLcode code = run_transfer(multi.get(), transfer, interrupt, stall_timeout);
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &result.status);
     if (result.interrupted || result.stalled || code == CURLE_OK) return result;
     if (result.stopped && code == CURLE_WRITE_ERROR) return result;
     result.failure = error_text[0] ? error_text : curl_easy_strerror(code);
+    return result;
+}
+
+HttpResult get_status(const HttpRequest& request, std::chrono::milliseconds timeout) {
+    init_curl_once();
+    HttpResult result;
+    EasyHandle easy(curl_easy_init(), curl_easy_cleanup);
+    if (!easy) {
+        result.failure = "libcurl could not start a transfer";
+        return result;
+    }
+    HeaderList headers = header_list(request);
+    const std::function<bool(std::string_view)> ignore_body = [](std::string_view) { return true; };
+    Transfer transfer{easy.get(), &result, &ignore_body, {}};
+    char error_text[CURL_ERROR_SIZE] = {};
+    CURL* e = easy.get();
+    prepare(e, request, headers.get(), transfer, error_text);
+    curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+    CURLcode code = curl_easy_perform(e);
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &result.status);
+    if (code != CURLE_OK) result.failure = error_text[0] ? error_text : curl_easy_strerror(code);
     return result;
 }
 

@@ -34,4 +34,8 @@ HttpResult post_streaming(const HttpRequest& request,
                           const std::function<bool(std::string_view)>& on_body,
                           TurnInterrupt& interrupt, std::chrono::seconds stall_timeout);
 
+// GETs `request.url` with libcurl, giving up after `timeout` in all. Only the status and, for a
+// non-2xx answer, the bounded error body are kept. For a quick look at whether an API answers.
+HttpResult get_status(const HttpRequest& request, std::chrono::milliseconds timeout);
+
 }  // namespace caretz

@@ -63,6 +63,12 @@ std::string seconds(std::chrono::milliseconds ms) {
 std::vector<std::string> ModelClient::headers() const {
     std::vector<std::string> h = {"Content-Type: application/json", "Accept: text/event-stream",
                                   "Expect:"};
+    for (auto& line : auth_headers()) h.push_back(std::move(line));
+    return h;
+}
+
+std::vector<std::string> ModelClient::auth_headers() const {
+    std::vector<std::string> h;
     if (settings_.provider == Provider::anthropic) {
         h.push_back("anthropic-version: 2023-06-01");
         if (!settings_.api_key.empty()) h.push_back("x-api-key: " + settings_.api_key);
@@ -70,6 +76,30 @@ std::vector<std::string> ModelClient::headers() const {
         h.push_back("Authorization: Bearer " + settings_.api_key);
     }
     return h;
+}
+
+std::optional<std::string> ModelClient::reachability_problem(
+    std::chrono::milliseconds timeout) const {
+    std::string problem = missing_key_problem(settings_);
+    if (problem.empty()) {
+        HttpResult http = get_status({models_endpoint(settings_), auth_headers(), ""}, timeout);
+        if (http.status == 0)
+            problem = unreachable_message(http.failure);
+        else if (http.status < 200 || http.status >= 300)
+            problem = http_failure_message(settings_, http.status, http.error_body, 1);
+    }
+    if (problem.empty()) return std::nullopt;
+    // An error body may quote the key back; it never reaches the screen.
+    const std::string& key = settings_.api_key;
+    if (!key.empty())
+        for (size_t at = problem.find(key); at != std::string::npos; at = problem.find(key, at))
+            problem.replace(at, key.size(), "(the key)");
+    return problem;
+}
+
+std::string ModelClient::unreachable_message(const std::string& failure) const {
+    return "cannot reach the model API at " + settings_.base_url + " (" + failure +
+           "); check --base-url or CARETZ_BASE_URL";
 }
 
 ModelResult ModelClient::ask(const std::string& system, const Conversation& conversation,
@@ -101,11 +131,9 @@ ModelResult ModelClient::ask(const std::string& system, const Conversation& conv
             return out;
         }
         if (http.status == 0) {
-            out.error = http.stalled
-                            ? "the model API at " + settings_.base_url + " sent nothing for " +
-                                  stall + "; gave up waiting"
-                            : "cannot reach the model API at " + settings_.base_url + " (" +
-                                  http.failure + "); check --base-url or CARETZ_BASE_URL";
+            out.error = http.stalled ? "the model API at " + settings_.base_url +
+                                           " sent nothing for " + stall + "; gave up waiting"
+                                     : unreachable_message(http.failure);
             return out;
         }
         if (http.status < 200 || http.status >= 300) {

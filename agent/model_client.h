@@ -1,6 +1,8 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,10 +39,17 @@ public:
                     const std::vector<ToolSpec>& tools, const StreamAssembler::TextSink& on_text,
                     const Notice& on_notice, TurnInterrupt& interrupt) const;
 
+    // Whether the API answers a request for its list of models (GET, within `timeout`) with
+    // the key it is given: nullopt when it does, else one line for the user, naming what to
+    // check. The key itself never appears in the line.
+    std::optional<std::string> reachability_problem(std::chrono::milliseconds timeout) const;
+
     const ModelSettings& settings() const { return settings_; }
 
 private:
     std::vector<std::string> headers() const;
+    std::vector<std::string> auth_headers() const;
+    std::string unreachable_message(const std::string& failure) const;
 
     ModelSettings settings_;
     RetryPolicy retry_;

@@ -50,11 +50,24 @@ std::string missing_key_problem(const ModelSettings& settings) {
            ", or point --base-url (CARETZ_BASE_URL) at a local server";
 }
 
+namespace {
+
+// Anthropic's base URL may name the API version already; an OpenAI-compatible one always does.
+std::string endpoint(const ModelSettings& settings, const std::string& openai_path,
+                     const std::string& anthropic_path) {
+    if (settings.provider == Provider::openai) return settings.base_url + openai_path;
+    if (settings.base_url.ends_with("/v1")) return settings.base_url + anthropic_path;
+    return settings.base_url + "/v1" + anthropic_path;
+}
+
+}  // namespace
+
 std::string chat_endpoint(const ModelSettings& settings) {
-    if (settings.provider == Provider::openai) return settings.base_url + "/chat/completions";
-    // The base URL may name the API version already.
-    if (settings.base_url.ends_with("/v1")) return settings.base_url + "/messages";
-    return settings.base_url + "/v1/messages";
+    return endpoint(settings, "/chat/completions", "/messages");
+}
+
+std::string models_endpoint(const ModelSettings& settings) {
+    return endpoint(settings, "/models", "/models");
 }
 
 }  // namespace caretz

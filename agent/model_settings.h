@@ -37,4 +37,7 @@ std::string missing_key_problem(const ModelSettings& settings);
 // The URL a chat request goes to.
 std::string chat_endpoint(const ModelSettings& settings);
 
+// The URL that lists the models (GET), which answers quickly without costing tokens.
+std::string models_endpoint(const ModelSettings& settings);
+
 }  // namespace caretz

@@ -26,6 +26,7 @@ constexpr const char* kHelp =
     "!COMMAND     run COMMAND in the sandbox session (cd, exports and functions persist)\n"
     "/plan        plan mode on or off: a read-only sandbox, nothing runs outside it\n"
     "/allowances  commands you allowed outside the sandbox for this session\n"
+    "/sandbox     the sandbox in force: paths, environment, network, and what set each\n"
     "/jobs        the model's background jobs\n"
     "/help        this text\n"
     "/quit        leave Caretz (Ctrl-D too)\n";
@@ -40,9 +41,9 @@ public:
           terminal_(terminal),
           interactive_(terminal != nullptr),
           plan_mode_(config.plan_mode),
-          approver_(terminal
-                        ? std::make_optional<TerminalApprover>(*terminal, config.permission_timeout)
-                        : std::nullopt),
+          approver_(terminal ? std::make_optional<TerminalApprover>(
+                                   *terminal, config.permission_timeout, config.notice)
+                             : std::nullopt),
           commands_(config.sandbox, config.fresh_per_command, config.pipeline,
                     approver_ ? &*approver_ : nullptr),
           model_(config.model),
@@ -62,6 +63,8 @@ public:
             say(kHelp);
         } else if (line == "/allowances") {
             list_allowances();
+        } else if (line == "/sandbox") {
+            show_sandbox();
         } else if (line == "/plan") {
             toggle_plan_mode();
         } else if (line == "/jobs") {
@@ -117,6 +120,14 @@ private:
         auto list = commands_.allowances().list();
         if (list.empty()) say("No command is allowed outside the sandbox in this session.\n");
         for (const auto& command : list) say("  " + shown_escaped(command) + "\n");
+    }
+
+    void show_sandbox() {
+        SandboxReport report = config_.sandbox_report;
+        if (plan_mode_ != report.plan_mode) report.plan_mode_source = "/plan";
+        report.plan_mode = plan_mode_;
+        report.session_network_allowances = commands_.network_allowances();
+        say(report_text(report));
     }
 
     void list_jobs() {

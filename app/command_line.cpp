@@ -4,6 +4,7 @@
 #include <sstream>
 #include <vector>
 
+#include "app/completions.h"
 #include "app/duration.h"
 #include "escalation/credential_fallbacks.h"
 #include "sandbox/hidden_defaults.h"
@@ -52,18 +53,42 @@ std::string hidden_paths_help() {
                    90);
 }
 
+// How a waiting question makes itself noticed, and where to see the sandbox in force.
+std::string notice_help() {
+    return wrapped(
+        "While an offer or a network approval waits, Caretz rings the bell, sends a "
+        "desktop notification (OSC 9 and OSC 777; inside tmux in its passthrough "
+        "form where allow-passthrough is on) and sets the window title until you "
+        "answer. Config key notify: \"desktop\" (default), \"bell\" or \"off\"; "
+        "notify_command: a program and its arguments that also gets the question "
+        "(as its last argument and in $CARETZ_QUESTION), from your own config only. "
+        "caretz sandbox show [--json], and /sandbox in a session, print the sandbox "
+        "in force with the config file or flag that set each value.",
+        90);
+}
+
 void add_shared_options(CLI::App& app, CommandLine& cl, std::string& timeout) {
     app.add_flag_callback(
-        "--ask-sandbox-off", [&] { cl.flags.ask_sandbox_off = true; },
+        "--ask-sandbox-off",
+        [&] {
+            cl.flags.ask_sandbox_off = true;
+            cl.flags.sources["ask_sandbox_off"] = "--ask-sandbox-off";
+        },
         "Offer to rerun a command outside the sandbox when the sandbox "
         "refused it (you decide each time)");
     app.add_option_function<std::string>(
-        "--profile", [&](const std::string& p) { cl.profile = p; },
-        "Use a profile from the config file or a built-in one (ops)");
+           "--profile", [&](const std::string& p) { cl.profile = p; },
+           "Use a profile from the config file or a built-in one (ops)")
+        ->type_name(kProfileValue);
     app.add_option("--permission-timeout", timeout,
-                   "Deny an unanswered offer after this long (90s, 5m, 1h); default: wait");
+                   "Deny an unanswered offer after this long (90s, 5m, 1h); default: wait")
+        ->type_name(kDurationValue);
     app.add_flag_callback(
-        "--allow-docker", [&] { cl.flags.allow_docker = true; },
+        "--allow-docker",
+        [&] {
+            cl.flags.allow_docker = true;
+            cl.flags.sources["allow_docker"] = "--allow-docker";
+        },
         "Give sandboxed commands the host's Docker socket");
     app.add_flag("--plan", cl.plan, "Plan mode: read-only sandbox, never offers a rerun");
     app.add_flag("--print", cl.print, "Run the prompt to the end, print the answer, never ask");
@@ -72,10 +97,13 @@ void add_shared_options(CLI::App& app, CommandLine& cl, std::string& timeout) {
         ->check(CLI::IsMember({"openai", "anthropic"}));
     app.add_option("--base-url", cl.base_url, "Base URL of the model API");
     app.add_option_function<std::string>(
-        "--config", [&](const std::string& f) { cl.config_file = f; },
-        "Config file (default: $XDG_CONFIG_HOME/caretz/config.json)");
+           "--config", [&](const std::string& f) { cl.config_file = f; },
+           "Config file (default: $XDG_CONFIG_HOME/caretz/config.json)")
+        ->type_name(kFileValue);
     app.add_flag("--no-session", cl.no_session, "Run each command in a fresh sandbox");
-    app.add_flag("--json", cl.json, "caretz exec: print one JSON object with the result");
+    app.add_flag("--json", cl.json,
+                 "caretz exec: print one JSON object with the result; caretz sandbox show: the "
+                 "policy as JSON");
 }
 
 }  // namespace
@@ -88,16 +116,38 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
         "bubblewrap sandbox; you decide when one may run outside it.",
         "caretz"};
     app.set_version_flag("--version", kVersion);
-    app.footer(hidden_paths_help());
+    app.footer(hidden_paths_help() + "\n\n" + notice_help() + "\n\n" +
+               wrapped("Shell completions for bash, zsh and fish come with Caretz (cmake "
+                       "--install puts them where each shell looks); after --profile they offer "
+                       "the profiles of your config file.",
+                       90));
     add_shared_options(app, cl, timeout);
     app.add_option("-p,--prompt", cl.prompt, "The first prompt for the model");
 
     CLI::App* exec = app.add_subcommand("exec", "Run one command through the sandbox, as !COMMAND");
     exec->prefix_command();
     CLI::App* acp = app.add_subcommand("acp", "Serve the Agent Client Protocol on stdio");
+    CLI::App* sandbox = app.add_subcommand(
+        "sandbox", "Inspect the sandbox: caretz sandbox show [--json] prints it for this folder");
+    CLI::App* sandbox_show = sandbox->add_subcommand(
+        "show",
+        "Show the sandbox for this folder: writable, read-only and hidden paths, environment, "
+        "network, Docker, plan mode and profile, each with the config file or flag that set it");
+    sandbox->require_subcommand(1);
     // Options may come before or after the subcommand's name.
     add_shared_options(*exec, cl, timeout);
     add_shared_options(*acp, cl, timeout);
+    add_shared_options(*sandbox_show, cl, timeout);
+    CLI::App* doctor = app.add_subcommand(
+        "doctor", "Check what Caretz needs here, one line each, with the fix for each problem");
+    add_shared_options(*doctor, cl, timeout);
+    // Hidden: what the installed shell completions are generated with and call back into.
+    std::string completion_target;
+    CLI::App* completions = app.add_subcommand("completions", "")->group("");
+    completions->add_option("target", completion_target)
+        ->required()
+        ->check(CLI::IsMember({"bash", "zsh", "fish", "profiles"}));
+    add_shared_options(*completions, cl, timeout);
     app.require_subcommand(0, 1);
 
     try {
@@ -108,6 +158,7 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
     }
     if (!timeout.empty()) {
         cl.flags.permission_timeout = parse_duration(timeout);
+        cl.flags.sources["permission_timeout"] = "--permission-timeout";
         if (!cl.flags.permission_timeout) {
             std::fprintf(stderr,
                          "caretz: --permission-timeout \"%s\" is not a duration; use a number "
@@ -128,6 +179,17 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
         }
     } else if (acp->parsed()) {
         cl.mode = Mode::acp;
+    } else if (sandbox_show->parsed()) {
+        cl.mode = Mode::sandbox_show;
+    } else if (doctor->parsed()) {
+        cl.mode = Mode::doctor;
+    } else if (completions->parsed()) {
+        if (completion_target == "profiles") {
+            cl.mode = Mode::profiles;
+            return cl;
+        }
+        std::fputs(completion_script(app, completion_target).c_str(), stdout);
+        return 0;
     }
     return cl;
 }

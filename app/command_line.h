@@ -8,7 +8,9 @@
 
 namespace caretz {
 
-enum class Mode { repl, exec, acp };
+// sandbox_show: `caretz sandbox show`; doctor: `caretz doctor`; profiles: the profile names
+// for a shell's completion.
+enum class Mode { repl, exec, acp, sandbox_show, doctor, profiles };
 
 // Everything the command line said, before config files are read.
 struct CommandLine {
@@ -28,7 +30,8 @@ struct CommandLine {
 };
 
 // Parses argv. Returns the command line, or an exit status when Caretz should stop now
-// (--help and --version print and give 0; a usage error prints why and gives 2).
+// (--help, --version and `caretz completions SHELL` print and give 0; a usage error prints
+// why and gives 2).
 std::variant<CommandLine, int> parse_command_line(int argc, char** argv);
 
 }  // namespace caretz

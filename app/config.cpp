@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "app/duration.h"
@@ -29,17 +30,23 @@ public:
 
     ConfigLayer read(const json& object, const std::vector<std::string>& where) {
         ConfigLayer layer;
+        const std::string source = where.empty() ? file_ : file_ + ", profile " + where.back();
         for (const auto& [key, value] : object.items()) {
             auto path = where;
             path.push_back(key);
+            if (key != "sandbox" && key != "profiles") layer.sources[key] = key + " in " + source;
             if (key == "ask_sandbox_off") {
                 layer.ask_sandbox_off = boolean(value, path);
             } else if (key == "allow_docker") {
                 layer.allow_docker = boolean(value, path);
             } else if (key == "permission_timeout") {
                 layer.permission_timeout = duration(value, path);
+            } else if (key == "notify") {
+                layer.notify = notify_mode(value, path);
+            } else if (key == "notify_command") {
+                layer.notify_command = command(value, path);
             } else if (key == "sandbox") {
-                read_sandbox(layer, object_of(value, path), path);
+                read_sandbox(layer, object_of(value, path), path, source);
             } else if (key == "profiles" && where.empty()) {
                 continue;  // read by parse_config
             } else {
@@ -62,11 +69,12 @@ public:
     }
 
 private:
-    void read_sandbox(ConfigLayer& layer, const json& object,
-                      const std::vector<std::string>& where) {
+    void read_sandbox(ConfigLayer& layer, const json& object, const std::vector<std::string>& where,
+                      const std::string& source) {
         for (const auto& [key, value] : object.items()) {
             auto path = where;
             path.push_back(key);
+            layer.sources["sandbox." + key] = "sandbox." + key + " in " + source;
             if (key == "writable") {
                 layer.writable = strings(value, path);
             } else if (key == "hidden") {
@@ -95,6 +103,24 @@ private:
         if (value.is_string()) d = parse_duration(value.get<std::string>());
         if (!d) fail(path, "must be a duration such as \"90s\", \"5m\" or \"1h\"");
         return *d;
+    }
+
+    NotifyMode notify_mode(const json& value, const std::vector<std::string>& path) {
+        if (value.is_string()) {
+            if (auto mode = parse_notify_mode(value.get<std::string>())) return *mode;
+        }
+        fail(path, "must be \"desktop\", \"bell\" or \"off\"");
+    }
+
+    // A program and its arguments, never a shell line: nothing in it is expanded.
+    std::vector<std::string> command(const json& value, const std::vector<std::string>& path) {
+        std::vector<std::string> argv;
+        if (value.is_array()) argv = strings(value, path);
+        if (argv.empty() || argv[0].empty())
+            fail(path,
+                 "must be a list: the program, then its arguments, such as "
+                 "[\"notify-send\", \"Caretz\"]");
+        return argv;
     }
 
     std::vector<std::string> strings(const json& value, const std::vector<std::string>& path) {
@@ -172,11 +198,15 @@ void lay_over(ConfigLayer& below, const ConfigLayer& above) {
     if (above.env) below.env = above.env;
     if (above.allowed_domains) below.allowed_domains = above.allowed_domains;
     if (above.denied_domains) below.denied_domains = above.denied_domains;
+    if (above.notify) below.notify = above.notify;
+    if (above.notify_command) below.notify_command = above.notify_command;
+    for (const auto& [key, source] : above.sources) below.sources[key] = source;
 }
 
 std::map<std::string, ConfigLayer> builtin_profiles() {
     ConfigLayer ops;
     ops.ask_sandbox_off = true;
+    ops.sources["ask_sandbox_off"] = "built-in profile ops";
     return {{"ops", ops}};
 }
 
@@ -226,15 +256,20 @@ std::string config_dir(const std::string& home) {
     return base + "/caretz";
 }
 
+std::vector<std::string> profile_names(const ConfigFile& config) {
+    std::set<std::string> names;
+    for (const auto& [name, _] : builtin_profiles()) names.insert(name);
+    for (const auto& [name, _] : config.profiles) names.insert(name);
+    return {names.begin(), names.end()};
+}
+
 ConfigLayer find_profile(const ConfigFile& config, const std::string& name) {
     auto builtins = builtin_profiles();
     auto builtin = builtins.find(name);
     auto own = config.profiles.find(name);
     if (builtin == builtins.end() && own == config.profiles.end()) {
         std::string known;
-        for (const auto& [n, _] : builtins) known += n;
-        for (const auto& [n, _] : config.profiles)
-            if (!builtins.count(n)) known += ", " + n;
+        for (const auto& n : profile_names(config)) known += (known.empty() ? "" : ", ") + n;
         throw ConfigError("unknown profile \"" + name + "\" (known profiles: " + known + ")");
     }
     ConfigLayer layer = builtin == builtins.end() ? ConfigLayer{} : builtin->second;
@@ -257,6 +292,9 @@ Settings merge_settings(const ConfigFile& config, const std::optional<ConfigLaye
     settings.sandbox.env = merged.env.value_or(std::map<std::string, std::string>{});
     settings.sandbox.allowed_domains = merged.allowed_domains.value_or(std::vector<std::string>{});
     settings.sandbox.denied_domains = merged.denied_domains.value_or(std::vector<std::string>{});
+    settings.notice.mode = merged.notify.value_or(NotifyMode::desktop);
+    settings.notice.command = merged.notify_command.value_or(std::vector<std::string>{});
+    settings.sources = merged.sources;
     return settings;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "escalation/notify_mode.h"
 #include "sandbox/hidden_defaults.h"
 #include "sandbox/policy.h"
 
@@ -32,6 +33,14 @@ struct ConfigLayer {
     std::optional<std::map<std::string, std::string>> env;
     std::optional<std::vector<std::string>> allowed_domains;
     std::optional<std::vector<std::string>> denied_domains;
+    std::optional<NotifyMode> notify;
+    // Runs on the host at every question. Like `visible`, only the user's own config file (and
+    // its profiles) may set it: no flag does, and a layer from a workspace must never carry it.
+    std::optional<std::vector<std::string>> notify_command;
+    // Who set each key of this layer, by its dotted name: "sandbox.hidden in FILE" (", profile
+    // NAME"), "built-in profile ops" or the flag. Laid over with the values, so the merged
+    // settings say where each value in force came from.
+    std::map<std::string, std::string> sources;
 };
 
 struct ConfigFile {
@@ -44,6 +53,10 @@ struct Settings {
     bool ask_sandbox_off = false;
     std::optional<std::chrono::seconds> permission_timeout;  // nullopt: wait forever
     PolicySettings sandbox;
+    NoticeSettings notice;
+    // Where each setting in force came from, by its dotted name; a key that is absent has its
+    // default value.
+    std::map<std::string, std::string> sources;
 };
 
 // What a config file is checked against: `sandbox.visible` may only name what is hidden by
@@ -67,6 +80,9 @@ std::string config_dir(const std::string& home);
 // (`ops` turns on ask_sandbox_off). Throws ConfigError naming the known profiles if neither
 // exists.
 ConfigLayer find_profile(const ConfigFile& config, const std::string& name);
+
+// The names a --profile may give: the built-in profiles and the config file's own, sorted.
+std::vector<std::string> profile_names(const ConfigFile& config);
 
 // Flags beat the profile, the profile beats the config file, the config file beats defaults.
 Settings merge_settings(const ConfigFile& config, const std::optional<ConfigLayer>& profile,

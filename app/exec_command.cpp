@@ -63,7 +63,7 @@ int run_exec(const CommandLine& cl, const Settings& settings) {
         auto sandbox = open_sandbox(spec, cl.no_session);
         SessionAllowances allowances;
         std::optional<TerminalApprover> approver;
-        if (terminal) approver.emplace(*terminal, settings.permission_timeout);
+        if (terminal) approver.emplace(*terminal, settings.permission_timeout, settings.notice);
         RealHostProbe host;
         CommandPipeline pipeline(*sandbox, host, spec, pipeline_options(settings, user), allowances,
                                  approver ? &*approver : nullptr);

@@ -9,9 +9,12 @@
 #include "agent/transcript.h"
 #include "app/command_line.h"
 #include "app/config.h"
+#include "app/doctor.h"
 #include "app/exec_command.h"
 #include "app/sandbox_spec.h"
+#include "app/settings_loader.h"
 #include "app/user_context.h"
+#include "pty/fd_io.h"
 #include "pty/pty.h"
 #include "sandbox/network_forwarder.h"
 #include "sandbox/session_supervisor.h"
@@ -22,19 +25,24 @@ using namespace caretz;
 namespace {
 
 // Reads the config file and the chosen profile, then lays the flags over them.
-std::optional<Settings> load_settings(const CommandLine& cl) {
+std::optional<Settings> settings_or_complaint(const CommandLine& cl) {
     try {
-        const bool explicit_file = cl.config_file.has_value();
-        const UserContext user = current_user_context();
-        std::string path = explicit_file ? *cl.config_file : config_dir(user.home) + "/config.json";
-        ConfigContext context{user.home, default_hidden_paths(user.home, user.cwd, user.env)};
-        ConfigFile config = load_config(path, explicit_file, context);
-        std::optional<ConfigLayer> profile;
-        if (cl.profile) profile = find_profile(config, *cl.profile);
-        return merge_settings(config, profile, cl.flags);
+        return load_settings(cl, current_user_context());
     } catch (const ConfigError& e) {
         std::fprintf(stderr, "caretz: %s\n", e.what());
         return std::nullopt;
+    }
+}
+
+// The profile names a shell's completion offers for --profile, one a line.
+int print_profile_names(const CommandLine& cl) {
+    try {
+        for (const auto& name : profile_names(read_config(cl, current_user_context())))
+            std::printf("%s\n", name.c_str());
+        return 0;
+    } catch (const ConfigError& e) {
+        std::fprintf(stderr, "caretz: %s\n", e.what());
+        return 2;
     }
 }
 
@@ -57,6 +65,15 @@ int run_acp(const CommandLine& cl, const Settings& settings) {
     return serve_acp_on_stdio(acp);
 }
 
+// `caretz sandbox show`: the policy this folder would get, changing nothing on the host.
+int run_sandbox_show(const CommandLine& cl, const Settings& settings) {
+    const UserContext user = current_user_context();
+    const SandboxReport report =
+        sandbox_report_for(cl, settings, user, effective_policy(cl, settings, user));
+    write_all(STDOUT_FILENO, cl.json ? report_json(report) : report_text(report));
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -74,23 +91,31 @@ int main(int argc, char** argv) {
     auto parsed = parse_command_line(argc, argv);
     if (auto* code = std::get_if<int>(&parsed)) return *code;
     const CommandLine& cl = std::get<CommandLine>(parsed);
-    auto settings = load_settings(cl);
+    if (cl.mode == Mode::doctor) return run_doctor(cl);
+    if (cl.mode == Mode::profiles) return print_profile_names(cl);
+    auto settings = settings_or_complaint(cl);
     if (!settings) return 2;
     switch (cl.mode) {
         case Mode::exec:
             return run_exec(cl, *settings);
         case Mode::acp:
             return run_acp(cl, *settings);
+        case Mode::sandbox_show:
+            return run_sandbox_show(cl, *settings);
+        case Mode::doctor:    // both read the config themselves (above), so that a config
+        case Mode::profiles:  // error is theirs to report
         case Mode::repl:
             break;
     }
     UserContext user = current_user_context();
     ReplConfig repl;
     repl.sandbox = sandbox_spec_for(cl, *settings, user);
+    repl.sandbox_report = sandbox_report_for(cl, *settings, user, repl.sandbox.policy);
     repl.fresh_per_command = cl.no_session;
     repl.plan_mode = cl.plan;
     repl.pipeline = pipeline_options(*settings, user);
     repl.permission_timeout = settings->permission_timeout;
+    repl.notice = settings->notice;
     repl.model = resolve_model_settings(ModelFlags{cl.provider, cl.model, cl.base_url}, user.env);
     repl.first_prompt = cl.prompt;
     repl.print = cl.print;

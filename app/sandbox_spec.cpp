@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -10,6 +11,7 @@
 #include "sandbox/host_fs.h"
 #include "sandbox/missing_git_paths.h"
 #include "sandbox/nested_repositories.h"
+#include "sandbox/network_forwarder.h"
 
 namespace caretz {
 
@@ -31,17 +33,23 @@ void create_state_dir(const std::string& home) {
 
 }  // namespace
 
-SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
-                             const UserContext& user) {
+SandboxPolicy effective_policy(const CommandLine& cl, const Settings& settings,
+                               const UserContext& user) {
     PolicySettings policy_settings = settings.sandbox;
     policy_settings.read_only = cl.plan;
-    create_state_dir(user.home);
-    SandboxSpec spec;
-    spec.policy = make_policy(policy_settings, user.home, user.cwd, user.env);
-    if (!protect_nested_repositories(spec.policy, RealHostFs()))
+    SandboxPolicy policy = make_policy(policy_settings, user.home, user.cwd, user.env);
+    if (!protect_nested_repositories(policy, RealHostFs()))
         std::fprintf(stderr,
                      "caretz: the writable folders are too large to search through for git "
                      "repositories; hooks of repositories deep inside them are not protected\n");
+    return policy;
+}
+
+SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
+                             const UserContext& user) {
+    create_state_dir(user.home);
+    SandboxSpec spec;
+    spec.policy = effective_policy(cl, settings, user);
     for (const auto& git_dir :
          create_missing_git_paths(spec.policy, RealHostFs(), create_empty_path))
         std::fprintf(stderr,
@@ -64,6 +72,80 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     spec.exact_output = !::isatty(STDOUT_FILENO);
     spec.watched_programs = programs_to_watch();
     return spec;
+}
+
+namespace {
+
+// What set `key` of the merged settings; Caretz's default when nothing did.
+std::string source_of(const Settings& settings, const std::string& key) {
+    auto it = settings.sources.find(key);
+    return it == settings.sources.end() ? "default" : it->second;
+}
+
+// `path` (absolute) is one of `configured` (as written in a config file) once resolved.
+bool configured_path(const std::vector<std::string>& configured, const std::string& path,
+                     const SandboxPolicy& policy) {
+    return std::any_of(configured.begin(), configured.end(), [&](const std::string& entry) {
+        return absolute_path(entry, policy.workspace, policy.home) == path;
+    });
+}
+
+std::vector<SourcedValue> sourced(const std::vector<std::string>& values,
+                                  const std::string& source) {
+    std::vector<SourcedValue> out;
+    for (const auto& v : values) out.push_back({v, source});
+    return out;
+}
+
+std::string on_off(bool on) {
+    return on ? "on" : "off";
+}
+
+}  // namespace
+
+SandboxReport sandbox_report_for(const CommandLine& cl, const Settings& settings,
+                                 const UserContext& user, const SandboxPolicy& policy) {
+    SandboxReport r;
+    r.workspace = policy.workspace;
+    r.profile = {cl.profile.value_or(""), cl.profile ? "--profile" : "default"};
+    r.plan_mode = cl.plan;
+    r.plan_mode_source = cl.plan ? "--plan" : "default";
+    r.allow_docker = {on_off(policy.allow_docker), source_of(settings, "allow_docker")};
+    r.ask_sandbox_off = {on_off(settings.ask_sandbox_off), source_of(settings, "ask_sandbox_off")};
+    r.permission_timeout = {settings.permission_timeout
+                                ? std::to_string(settings.permission_timeout->count()) + "s"
+                                : "",
+                            source_of(settings, "permission_timeout")};
+    r.notify = {std::string(to_string(settings.notice.mode)), source_of(settings, "notify")};
+
+    r.writable.push_back({kPrivateTmp, "built in: private to the sandbox"});
+    for (const auto& root : policy.writable)
+        r.writable.push_back({root, root == policy.workspace
+                                        ? "built in: the folder Caretz started in"
+                                        : source_of(settings, "sandbox.writable")});
+    for (const auto& p : policy.protected_paths)
+        r.read_only.push_back({p, p.ends_with("/.caretz")
+                                      ? "built in: Caretz's own config in a workspace"
+                                      : "built in: a repository's hooks and config"});
+    for (const auto& h : policy.hidden)
+        r.hidden.push_back({h, configured_path(settings.sandbox.hidden, h, policy)
+                                   ? source_of(settings, "sandbox.hidden")
+                                   : "built in"});
+    r.visible = sourced(settings.sandbox.visible, source_of(settings, "sandbox.visible"));
+
+    for (const auto& [name, value] : policy.env_overlay)
+        r.env_added.push_back({name + "=" + value, source_of(settings, "sandbox.env")});
+    for (const auto& [name, value] : with_proxy_environment({}))
+        r.env_added.push_back({name + "=" + value, "built in: the network proxy"});
+    for (const auto& name : api_key_variables(""))
+        r.env_removed.push_back({name, user.env.count(name)
+                                           ? "built in: Caretz's API keys"
+                                           : "built in: Caretz's API keys (not set now)"});
+    r.allowed_domains =
+        sourced(policy.allowed_domains, source_of(settings, "sandbox.allowed_domains"));
+    r.denied_domains =
+        sourced(policy.denied_domains, source_of(settings, "sandbox.denied_domains"));
+    return r;
 }
 
 }  // namespace caretz

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "agent/sandbox_report.h"
 #include "app/command_line.h"
 #include "app/config.h"
 #include "app/user_context.h"
@@ -11,5 +12,15 @@ namespace caretz {
 // config, profile and flags, the user's environment without API keys, the user's shell.
 SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
                              const UserContext& user);
+
+// The policy for the workspace after config, profile and flags, with the repositories found
+// in its writable roots protected; reads the host and changes nothing on it.
+SandboxPolicy effective_policy(const CommandLine& cl, const Settings& settings,
+                               const UserContext& user);
+
+// What `/sandbox` and `caretz sandbox show` tell: `policy` (from effective_policy) with each
+// value's source, from the merged settings' sources and the flags.
+SandboxReport sandbox_report_for(const CommandLine& cl, const Settings& settings,
+                                 const UserContext& user, const SandboxPolicy& policy);
 
 }  // namespace caretz

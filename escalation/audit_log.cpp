@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -59,10 +61,21 @@ bool AuditLog::append_network(const std::string& session_id, const std::string& 
     return write_line(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
-bool AuditLog::write_line(const std::string& text) const {
+int AuditLog::open_for_append() const {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
-    int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    return ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+}
+
+std::optional<std::string> AuditLog::unwritable_reason() const {
+    int fd = open_for_append();
+    if (fd < 0) return std::string(std::strerror(errno));
+    ::close(fd);
+    return std::nullopt;
+}
+
+bool AuditLog::write_line(const std::string& text) const {
+    int fd = open_for_append();
     if (fd < 0) return false;
     ssize_t n = ::write(fd, text.data(), text.size());
     bool whole = n == static_cast<ssize_t>(text.size());

@@ -42,9 +42,14 @@ public:
     // nobody_to_ask).
     bool append_network(const std::string& session_id, const std::string& host, uint16_t port,
                         std::string_view decision) const;
+    // Whether a line could be appended now (its folder made, the file opened for appending),
+    // without writing one: nullopt when it could, else why not (errno's words).
+    std::optional<std::string> unwritable_reason() const;
     const std::string& path() const { return path_; }
 
 private:
+    // The log opened for appending, its folder made first; -1 with errno set when it cannot be.
+    int open_for_append() const;
     bool write_line(const std::string& text) const;
     std::string path_;
 };

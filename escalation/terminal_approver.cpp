@@ -4,12 +4,23 @@
 
 namespace caretz {
 
-TerminalApprover::TerminalApprover(Terminal& terminal, std::optional<std::chrono::seconds> timeout)
-    : terminal_(terminal), timeout_(timeout) {}
+TerminalApprover::TerminalApprover(Terminal& terminal, std::optional<std::chrono::seconds> timeout,
+                                   NoticeSettings notice)
+    : terminal_(terminal), timeout_(timeout), notice_(std::move(notice)) {}
+
+Decision TerminalApprover::ask(const std::string& text, const std::string& summary) {
+    QuestionNotice notice(terminal_, notice_, summary);
+    return ask_on_terminal(terminal_, text, timeout_);
+}
 
 Decision TerminalApprover::ask_sandbox_off(const SandboxOffOffer& offer) {
-    return ask_on_terminal(terminal_, offer_text(offer.command, offer.cwd, offer.refusals),
-                           timeout_);
+    // The kinds are Caretz's own words; the command is escaped like everything else in it.
+    std::string refused;
+    for (const auto& r : offer.refusals)
+        refused += (refused.empty() ? "" : ", ") + std::string(to_string(r.kind));
+    return ask(
+        offer_text(offer.command, offer.cwd, offer.refusals),
+        question_summary("run outside the sandbox? (refused: " + refused + ") " + offer.command));
 }
 
 // The running command's pump stands still while this is asked (the proxy holds it at its
@@ -22,7 +33,8 @@ Decision TerminalApprover::ask_network(const NetworkRequest& request) {
         "The network policy does not allow it (sandbox.allowed_domains). The connection waits.\n";
     text += "Allow " + destination + "?\n";
     text += "  [o] Allow once   [s] Allow for session   [d] Deny (default: Enter, Esc)\n";
-    return ask_on_terminal(terminal_, text, timeout_);
+    return ask(text, question_summary("allow a sandboxed command to reach " + request.host + ":" +
+                                      std::to_string(request.port) + "?"));
 }
 
 int TerminalApprover::rerun(const RerunCommand& command,

@@ -188,6 +188,11 @@ void NetworkProxy::set_approval(NetworkApproval* approval) {
     approval_ = approval;
 }
 
+std::vector<std::pair<std::string, uint16_t>> NetworkProxy::session_allowances() {
+    std::lock_guard lock(mutex_);
+    return {allowed_for_session_.begin(), allowed_for_session_.end()};
+}
+
 void NetworkProxy::begin_command(bool may_ask) {
     {
         std::lock_guard lock(mutex_);

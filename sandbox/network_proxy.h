@@ -73,6 +73,9 @@ public:
     // terminal is free again when the command's result is shown.
     void begin_command(bool may_ask);
     void end_command();
+    // The destinations the user allowed for the session so far.
+    std::vector<std::pair<std::string, uint16_t>> session_allowances();
+
     // The pump of the foreground command stands still on this gate while the user is asked.
     QuestionGate& gate() { return gate_; }
 

@@ -4,8 +4,9 @@
 set -euo pipefail
 
 build_packages=(g++ cmake ninja-build pkg-config libvterm-dev libutempter-dev nlohmann-json3-dev
-    libcli11-dev catch2 libcurl4-openssl-dev libutf8proc-dev bubblewrap man-db groff-base)
-test_packages=(tmux bash zsh fish sudo strace util-linux procps psmisc openssh-server openssh-client
+    libcli11-dev catch2 libcurl4-openssl-dev libutf8proc-dev libncurses-dev bubblewrap man-db
+    groff-base)
+test_packages=(tmux bash bash-completion zsh fish sudo strace util-linux procps psmisc openssh-server openssh-client
     iproute2 python3 clang libclang-rt-14-dev clang-format git)
 
 packages=("${build_packages[@]}")

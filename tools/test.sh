@@ -6,7 +6,9 @@
 # (build-fuzz/) and runs each for a short while. Every step runs even when an earlier one fails;
 # the exit status says whether all passed.
 # Runs as root: the end-to-end tests create an unprivileged user and run Caretz as that user.
-# Arguments go to the ctest runs of build/ and build-asan/ (e.g. -R unit_).
+# Arguments go to the ctest runs of build/ and build-asan/ (e.g. -R unit_). Tests run three at
+# a time: the end-to-end tests spend most of their time waiting on terminals and sandboxes, and
+# each has a home, workspace, tmux server and process names of its own (tests/e2e/lib.sh).
 # CARETZ_TEST_SANITIZE=0 and CARETZ_TEST_FUZZ=0 skip those steps.
 set -euo pipefail
 top="$(cd "$(dirname "$0")/.." && pwd)"
@@ -23,7 +25,7 @@ step "formatting (.clang-format)"
 
 start=$SECONDS
 step "tests (build/)"
-(cd "$top/build" && ctest --output-on-failure --timeout 600 "$@") || status=1
+(cd "$top/build" && ctest --output-on-failure --timeout 600 -j3 "$@") || status=1
 elapsed "tests" "$start"
 
 if [[ ${CARETZ_TEST_SANITIZE:-1} != 0 ]]; then
@@ -35,7 +37,7 @@ if [[ ${CARETZ_TEST_SANITIZE:-1} != 0 ]]; then
     # The e2e_setup fixture of this build installs the sanitized binary for the end-to-end tests.
     (cd "$top/build-asan" &&
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-            ctest --output-on-failure --timeout 900 "$@") || status=1
+            ctest --output-on-failure --timeout 900 -j3 "$@") || status=1
     elapsed "sanitizer build and tests" "$start"
 fi
 

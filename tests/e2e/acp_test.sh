@@ -11,6 +11,7 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/agent_lib.sh"
 SDK_VERSION=0.4.5
+own_home
 ws=$(new_workspace)
 out=$(new_outside_dir)
 trap 'agent_cleanup; rm -rf "$ws" "$out"' EXIT
@@ -60,14 +61,14 @@ start_model "[
   $(shell "touch $out/cancelled"),
   {\"text\": \"DONE-CANCELLED\"},
   $(shell "touch $out/turn-cancelled"),
-  {\"tool_calls\": [{\"name\": \"shell\", \"arguments\": {\"command\": \"sh -c 'echo sleeping; exec sleep 31'\"}},
+  {\"tool_calls\": [{\"name\": \"shell\", \"arguments\": {\"command\": \"sh -c 'echo sleeping; exec sleep 31.$$'\"}},
                    {\"name\": \"shell\", \"arguments\": {\"command\": \"touch second-ran\"}}]},
   {\"text\": \"STREAMING\", \"hang\": 30},
   $(shell "sudo true"),
   {\"text\": \"DONE-SUDO\"},
   $(shell "echo LIVE-OUTPUT; sleep 1; echo END"),
   {\"text\": \"DONE-LIVE\"},
-  $(shell "touch $out/long && sleep 32"),
+  $(shell "touch $out/long && sleep 32.$$"),
   $(shell "$fetch"),
   {\"text\": \"DONE-NET\"}
 ]"
@@ -94,8 +95,7 @@ chown "$E2E_USER" "$AGENT_TMP/events.jsonl" "$AGENT_TMP/stderr.txt"
 # The client as the test user, on a terminal (script), spawning `caretz --ask-sandbox-off acp`.
 runner=$AGENT_TMP/run-client.sh
 {
-    echo "source '$E2E_DIR/lib.sh'"
-    printf 'E2E_ENV=(%s)\n' "$(printf '%q ' "${E2E_ENV[@]}" ACP_SDK="$ACP_SDK")"
+    runner_header ACP_SDK="$ACP_SDK"
     printf 'as_user /bin/bash %q node %q %q %q -- %q --ask-sandbox-off acp 2>%q\n' "$ws" \
         "$AGENT_TMP/acp_client.mjs" "$AGENT_TMP/scenario.json" "$AGENT_TMP/events.jsonl" \
         "$E2E_BIN" "$AGENT_TMP/stderr.txt"
@@ -148,7 +148,7 @@ elif what == "agent_exit":
     print(" ".join(str(e["code"]) for e in events if e["event"] == "agent_exit"))
 PY
 }
-audit="$E2E_HOME/.local/state/caretz/audit.jsonl"
+audit="$TEST_HOME/.local/state/caretz/audit.jsonl"
 # requests_after PROMPT: how many model requests came with PROMPT as the last user message.
 requests_after() {
     python3 - "$REQUESTS" "$1" <<'PY'
@@ -225,8 +225,8 @@ check "a late answer to the withdrawn request is ignored" contains "$(cat "$AGEN
 # Steps 5 and 6: session/cancel stops a running command (once its first output showed; the
 # process that printed it is sleep) and the model's stream.
 check "session/cancel during a command ends the turn with cancelled" test "$(events stop 5)" == cancelled
-check "... within seconds (sleep 31 was stopped)" test "$(events ms 5)" -lt 10000
-check "... the command was stopped" test -z "$(pgrep -u "$E2E_USER" -f 'sleep 31')"
+check "... within seconds (sleep 31.$$ was stopped)" test "$(events ms 5)" -lt 10000
+check "... the command was stopped" test -z "$(pgrep -u "$E2E_USER" -f "sleep 31.$$")"
 check "... and the turn's next tool call did not run" test ! -e "$ws/second-ran"
 check "session/cancel during the model's stream ends the turn with cancelled" test "$(events stop 6)" == cancelled
 check "... within seconds" test "$(events ms 6)" -lt 10000
@@ -249,7 +249,7 @@ check "... and the final content is the whole result" \
 check "session/cancel during a rerun ends the turn with cancelled" test "$(events stop 9)" == cancelled
 check "... within seconds" test "$(events ms 9)" -lt 10000
 check "... the rerun had started on the host" test -e "$out/long"
-check "... and was stopped" test -z "$(pgrep -u "$E2E_USER" -f 'sleep 32')"
+check "... and was stopped" test -z "$(pgrep -u "$E2E_USER" -f "sleep 32.$$")"
 check "... the audit log has its exit status (SIGTERM)" \
     grep -qF '"event":"rerun_finished","rerun_exit":143' <(grep -F "touch $out/long" "$audit")
 

@@ -7,6 +7,7 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/agent_lib.sh"
 PROVIDER=$1
+own_home
 ws=$(new_workspace)
 trap 'agent_cleanup; rm -rf "$ws"' EXIT
 

@@ -5,21 +5,22 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/agent_lib.sh"
+own_home
 ws=$(new_workspace)
 MODE=()
 [[ ${1:-session} == fresh ]] && MODE=(--no-session)
 trap 'agent_cleanup; rm -rf "$ws"' EXIT
 
 start_model "$(
-    cat <<'EOF'
+    cat <<EOF
 [
-  {"tool_calls": [{"name": "shell", "arguments": {"command": "echo sleep-$((6*7)); sleep 31"}},
+  {"tool_calls": [{"name": "shell", "arguments": {"command": "echo sleep-\$((6*7)); sleep 31.$$"}},
                   {"name": "shell", "arguments": {"command": "touch second-ran"}}]},
   {"text": "AFTER-SLEEP"},
   {"text": "streaming...", "hang": 30},
   {"status": 429, "retry_after": "30"},
   {"text": "LAST-ANSWER"},
-  {"tool_calls": [{"name": "shell", "arguments": {"command": "echo early-$((6*7)); sleep 32"}}]},
+  {"tool_calls": [{"name": "shell", "arguments": {"command": "echo early-\$((6*7)); sleep 32.$$"}}]},
   {"text": "AFTER-EARLY"}
 ]
 EOF
@@ -38,7 +39,7 @@ keys C-c
 check_screen "Ctrl-C during a command stops the turn" "caretz: stopped (Ctrl-C)" 5
 check "... at once" test $((SECONDS - start)) -lt 5
 check "... and the prompt is back" wait_for_prompt
-check "... the command was stopped" test -z "$(pgrep -u "$E2E_USER" -f 'sleep 31')"
+check "... the command was stopped" test -z "$(pgrep -u "$E2E_USER" -f "sleep 31.$$")"
 check "... the turn's next tool call did not run" test ! -e "$ws/second-ran"
 check "... and the model was not asked again" test "$(request_count)" -eq 1
 
@@ -75,7 +76,7 @@ start=$SECONDS
 keys C-c
 check "Ctrl-C as a command starts stops the turn" wait_for_count "caretz: stopped (Ctrl-C)" 3 5
 check "... at once" test $((SECONDS - start)) -lt 5
-check "... and the command does not go on" eval '[[ -z $(pgrep -u "$E2E_USER" -f "sleep 32") ]]'
+check "... and the command does not go on" eval '[[ -z $(pgrep -u "$E2E_USER" -f "sleep 32.$$") ]]'
 wait_for_prompt
 type_line "and after"
 check_screen "... and the session goes on" "AFTER-EARLY"

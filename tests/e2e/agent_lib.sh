@@ -55,6 +55,14 @@ system_of() { python3 "$MODEL_SERVER" system "$REQUESTS" "$1"; }
 request_count() { python3 "$MODEL_SERVER" count "$REQUESTS"; }
 all_requests() { cat "$REQUESTS"; }
 
+# runner_header [NAME=value...]: the start of a script that runs as_user elsewhere (a tmux
+# pane, script(1)) in this test's home, with E2E_ENV and the extra environment given.
+runner_header() {
+    echo "source '$E2E_DIR/lib.sh'"
+    printf 'TEST_HOME=%q\n' "$TEST_HOME"
+    printf 'E2E_ENV=(%s)\n' "$(printf '%q ' "${E2E_ENV[@]}" "$@")"
+}
+
 # tmux_caretz SHELL DIR ARGS...: starts Caretz as the test user in a 120x40 tmux window. When
 # Caretz ends, the window shows "CARETZ-EXITED <status>".
 tmux_caretz() {
@@ -62,8 +70,7 @@ tmux_caretz() {
     shift 2
     local runner=$AGENT_TMP/run-caretz.sh
     {
-        echo "source '$E2E_DIR/lib.sh'"
-        printf 'E2E_ENV=(%s)\n' "$(printf '%q ' "${E2E_ENV[@]}")"
+        runner_header
         printf 'as_user %q %q %q' "$shell" "$dir" "$E2E_BIN"
         for arg in "$@"; do printf ' %q' "$arg"; done
         echo
@@ -77,7 +84,7 @@ tmux_caretz() {
 keys() { tmux -L "$TMUX_SOCKET" send-keys "$@"; }
 
 # A folder on the host that the test user may write but the sandbox may not.
-new_outside_dir() { runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/outside.XXXXXX"; }
+new_outside_dir() { runuser -u "$E2E_USER" -- mktemp -d "$TEST_HOME/outside.XXXXXX"; }
 
 # check_screen NAME TEXT [SECONDS]: passes when TEXT shows up on the screen in time.
 check_screen() {

@@ -7,6 +7,7 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/agent_lib.sh"
+own_home
 ws=$(new_workspace)
 out=$(new_outside_dir)
 trap 'agent_cleanup; rm -rf "$ws" "$out"' EXIT

@@ -8,6 +8,7 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/agent_lib.sh"
 PROVIDER=$1
+own_home
 ws=$(new_workspace)
 out=$(new_outside_dir)
 trap 'agent_cleanup; rm -rf "$ws" "$out"' EXIT
@@ -59,7 +60,7 @@ check_screen "a refused env offers too" "write: $out/env"
 keys o
 check_screen "the env rerun finishes" "ANSWER-THREE"
 result=$(tool_result 6)
-check "the rerun ran env on the host (its output is in the result)" contains "$result" "HOME=$E2E_HOME"
+check "the rerun ran env on the host (its output is in the result)" contains "$result" "HOME=$TEST_HOME"
 check "CARETZ_API_KEY never reaches the rerun's environment" not_contains "$result" "$API_KEY"
 check "... nor the file it wrote" not_contains "$(cat "$out/env")" "$API_KEY"
 
@@ -69,7 +70,7 @@ type_line "/quit"
 check_screen "/quit leaves Caretz with status 0" "CARETZ-EXITED 0"
 
 # Other tests may write transcripts at the same time: take the one whose session ran here.
-transcript=$(grep -l "\"cwd\":\"$ws\"" "$E2E_HOME"/.local/state/caretz/sessions/*.jsonl 2>/dev/null | head -1)
+transcript=$(grep -l "\"cwd\":\"$ws\"" "$TEST_HOME"/.local/state/caretz/sessions/*.jsonl 2>/dev/null | head -1)
 check "a transcript was written under ~/.local/state/caretz/sessions" test -n "$transcript"
 lines=$(cat "$transcript" 2>/dev/null)
 check "the transcript records the sandboxed attempt after Deny" \

@@ -6,6 +6,7 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/agent_lib.sh"
+own_home
 ws=$(new_workspace)
 out=$(new_outside_dir)
 trap 'agent_cleanup; rm -rf "$ws" "$out"' EXIT
@@ -41,7 +42,7 @@ touch: cannot touch '$out/p': Read-only file system"
 check "nothing ran outside" test ! -e "$out/p"
 check "what ran is shown on stderr" contains "$STDERR" "\$ touch $out/p"
 env_result=$(tool_result 3)
-check "the sandboxed env ran" contains "$env_result" "HOME=$E2E_HOME"
+check "the sandboxed env ran" contains "$env_result" "HOME=$TEST_HOME"
 check "CARETZ_API_KEY never appears in a sandboxed command's environment" \
     not_contains "$env_result" "$API_KEY"
 check "... nor does the variable's name" not_contains "$env_result" "CARETZ_API_KEY"

@@ -3,16 +3,18 @@
 # page, and failing closed when the sandbox cannot start.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
+own_home
 ws=$(new_workspace)
-cfg=$(runuser -u "$E2E_USER" -- mktemp "$E2E_HOME/cfg.XXXXXX")
+cfg=$(runuser -u "$E2E_USER" -- mktemp "$TEST_HOME/cfg.XXXXXX")
 trap 'rm -rf "$ws" "$cfg"' EXIT
 
 caretz_as_user /bin/bash "$ws" --help
 check "--help exits 0" test "$RC" -eq 0
 for opt in --ask-sandbox-off --profile --permission-timeout --allow-docker --plan --print \
-    --model --provider --base-url --config --no-session --json exec acp; do
+    --model --provider --base-url --config --no-session --json exec acp doctor; do
     check "--help lists $opt" contains "$OUT" "$opt"
 done
+check "--help mentions the shell completions" contains "$OUT" "Shell completions for bash, zsh and fish"
 caretz_as_user /bin/bash "$ws" --version
 check "--version prints the version" contains "$OUT" "caretz 0."
 
@@ -38,13 +40,13 @@ check "... naming the file, the line and the key" contains "$OUT" "$cfg:3: \"san
 printf '{\n  "ask_sandbox_off": tru\n}\n' >"$cfg"
 caretz_as_user /bin/bash "$ws" --config "$cfg" exec true
 check "invalid JSON in the config exits 2 naming the line" contains "$OUT" "$cfg:2: not valid JSON"
-runuser -u "$E2E_USER" -- mkdir -p "$E2E_HOME/.config/caretz"
-echo '{"sandbox": {"writable": ["/var/tmp"]}}' | runuser -u "$E2E_USER" -- tee "$E2E_HOME/.config/caretz/config.json" >/dev/null
+runuser -u "$E2E_USER" -- mkdir -p "$TEST_HOME/.config/caretz"
+echo '{"sandbox": {"writable": ["/var/tmp"]}}' | runuser -u "$E2E_USER" -- tee "$TEST_HOME/.config/caretz/config.json" >/dev/null
 caretz_as_user /bin/bash "$ws" exec --no-session 'touch /var/tmp/caretz-e2e-cfg && echo wrote'
 check "the default config file is read (a configured writable root)" contains "$OUT" wrote
-rm -f /var/tmp/caretz-e2e-cfg "$E2E_HOME/.config/caretz/config.json"
+rm -f /var/tmp/caretz-e2e-cfg "$TEST_HOME/.config/caretz/config.json"
 
-OUT=$(runuser -u "$E2E_USER" -- env -i HOME="$E2E_HOME" PATH=/nonexistent SHELL=/bin/bash \
+OUT=$(runuser -u "$E2E_USER" -- env -i HOME="$TEST_HOME" PATH=/nonexistent SHELL=/bin/bash \
     /bin/bash -c "cd '$ws' && '$E2E_BIN' exec --no-session 'echo ran > marker'" 2>&1)
 RC=$?
 check "without bwrap caretz refuses to run the command" test ! -e "$ws/marker"
@@ -59,5 +61,7 @@ check "... and exits 125" test "$RC" -eq 125
 man_text=$(MANWIDTH=80 man -l "$(dirname "$0")/../../man/caretz.1" 2>&1)
 check "man -l man/caretz.1 renders" contains "$man_text" "caretz exec"
 check "the man page documents --ask-sandbox-off" contains "$man_text" "ask-sandbox-off"
+check "the man page documents caretz doctor" contains "$man_text" "CHECKING A MACHINE"
+check "the man page documents the shell completions" contains "$man_text" "SHELL COMPLETIONS"
 
 finish

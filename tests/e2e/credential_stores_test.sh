@@ -11,7 +11,7 @@ MODE=()
 SH=/bin/bash
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 
-TEST_HOME=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/credstores.XXXXXX")
+own_home
 trap 'rm -rf "$TEST_HOME"' EXIT
 u() { runuser -u "$E2E_USER" -- "$@"; }
 ws=$TEST_HOME/ws
@@ -76,7 +76,7 @@ check_each "looks missing inside (No such file or directory)" looks_missing \
     "${home_paths[@]}" "${kubeconfigs[@]}"
 check_each "stays readable beside the hidden ones" readable "${visible_files[@]}"
 
-caretz_as_user "$SH" "$ws" exec "${MODE[@]}" 'ls -A ~/.docker ~/.config/gh'
+caretz_as_user "$SH" "$ws" exec "${MODE[@]}" 'command ls -A ~/.docker ~/.config/gh'
 check "~/.docker and ~/.config/gh still list their other entries" \
     test "$(printf '%s' "$OUT" | tr -d '\r' | grep -cx -e contexts -e config.yml)" -eq 2
 check "... but not config.json" not_contains "$OUT" config.json

@@ -9,7 +9,7 @@ sandbox_mode "${1:-}"
 SH=/bin/bash
 
 # A home of the test's own, so hidden paths, secrets and "outside" files belong to this run.
-TEST_HOME=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/escape.XXXXXX")
+own_home
 ws="$TEST_HOME/ws"
 outside="$TEST_HOME/outside"
 u() { runuser -u "$E2E_USER" -- "$@"; }
@@ -389,9 +389,9 @@ attempt "API keys in the memory of any visible process" "absent" \
 E2E_ENV=()
 
 # --- processes -----------------------------------------------------------------------------------
-as_user "$SH" "$ws" sleep 987653 </dev/null >/dev/null 2>&1 &
+as_user "$SH" "$ws" sleep "987653.$$" </dev/null >/dev/null 2>&1 &
 sleep 0.3
-sleeper=$(pgrep -u "$E2E_USER" -f 'sleep 987653' | head -1)
+sleeper=$(pgrep -u "$E2E_USER" -fx "sleep 987653.$$" | head -1)
 alive() { kill -0 "$sleeper" 2>/dev/null; }
 attempt "kill -0 a host process" "ESRCH" "kill -0 $sleeper || echo 'kill: no such process'" \
     eval '[[ $OUT == *"o such process"* ]] && alive'

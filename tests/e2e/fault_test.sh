@@ -8,7 +8,7 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
-TEST_HOME=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/fault.XXXXXX")
+own_home
 ws=$TEST_HOME/ws
 outside=$TEST_HOME/outside
 runuser -u "$E2E_USER" -- mkdir -p "$ws" "$outside"

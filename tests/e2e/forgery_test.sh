@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.sh"
 sandbox_mode "${1:-}"
 SH=/bin/bash
 
-TEST_HOME=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/forgery.XXXXXX")
+own_home
 ws="$TEST_HOME/ws"
 outside="$TEST_HOME/outside"
 cmdfile="$TEST_HOME/command"

@@ -11,7 +11,7 @@ sandbox_mode "${1:-}"
 SH=/bin/bash
 
 # A home of the test's own (lib.sh gives it to Caretz as $HOME), removed at the end.
-TEST_HOME=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/git-hooks.XXXXXX")
+own_home
 trap 'rm -rf "$TEST_HOME"' EXIT
 u() { runuser -u "$E2E_USER" -- "$@"; }
 # git as the user on the host, with an identity of its own (no ~/.gitconfig is touched).

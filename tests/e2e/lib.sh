@@ -30,12 +30,12 @@ contains_nocase() { [[ "${1,,}" == *"${2,,}"* ]]; }
 not_contains_nocase() { [[ "${1,,}" != *"${2,,}"* ]]; }
 
 # as_user SHELL DIR COMMAND...: runs COMMAND as the test user in DIR, with SHELL as $SHELL
-# and a clean login-like environment. Extra environment: E2E_ENV (array of NAME=value);
-# TEST_HOME replaces $HOME (a home of the test's own, for rc files).
+# and a clean login-like environment, in the test's own home (own_home). Extra environment:
+# E2E_ENV (array of NAME=value).
 as_user() {
     local shell=$1 dir=$2
     shift 2
-    runuser -u "$E2E_USER" -- env -i HOME="${TEST_HOME:-$E2E_HOME}" USER="$E2E_USER" LOGNAME="$E2E_USER" \
+    runuser -u "$E2E_USER" -- env -i HOME="${TEST_HOME:?call own_home first}" USER="$E2E_USER" LOGNAME="$E2E_USER" \
         PATH=/usr/local/bin:/usr/bin:/bin SHELL="$shell" LANG=C.UTF-8 TERM=xterm-256color \
         "${E2E_ENV[@]}" bash -c 'cd "$1" && shift && exec "$@"' _ "$dir" "$@"
 }
@@ -60,7 +60,7 @@ user_command_line() {
     local shell=$1 dir=$2
     shift 2
     printf 'runuser -u %s -- env -i HOME=%q USER=%s LOGNAME=%s PATH=/usr/local/bin:/usr/bin:/bin SHELL=%q LANG=C.UTF-8 TERM=screen-256color %s' \
-        "$E2E_USER" "${TEST_HOME:-$E2E_HOME}" "$E2E_USER" "$E2E_USER" "$shell" "${E2E_ENV[*]:-}"
+        "$E2E_USER" "${TEST_HOME:?call own_home first}" "$E2E_USER" "$E2E_USER" "$shell" "${E2E_ENV[*]:-}"
     printf ' bash -c %q' "cd $(printf %q "$dir") && $*"
 }
 
@@ -99,11 +99,26 @@ descendants() {
         descendants "$child"
     done
 }
-# The Caretz running in this test's pane (other tests may run Caretz at the same time).
-caretz_pid() {
+# descendant_named PID NAME: the first process below PID whose command name is NAME.
+descendant_named() {
     local p
-    for p in $(descendants "$(tmux_ display-message -p -t main '#{pane_pid}')"); do
-        [[ $(ps -o comm= -p "$p") == caretz ]] && { echo "$p"; return; }
+    for p in $(descendants "$1"); do
+        [[ $(ps -o comm= -p "$p") == "$2" ]] && { echo "$p"; return; }
+    done
+}
+pane_pid() { tmux_ display-message -p -t main '#{pane_pid}'; }
+# The Caretz running in this test's pane (other tests may run Caretz at the same time).
+caretz_pid() { descendant_named "$(pane_pid)" caretz; }
+# command_pid COMMAND_LINE: waits up to 5 s for a process running exactly COMMAND_LINE below
+# this pane's Caretz (other tests' processes do not count), and prints its pid.
+command_pid() {
+    local caretz p
+    caretz=$(caretz_pid)
+    for _ in $(seq 50); do
+        for p in $(descendants "$caretz"); do
+            [[ $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) == "$1 " ]] && { echo "$p"; return; }
+        done
+        sleep 0.1
     done
 }
 # gone PID [TENTHS]: waits up to TENTHS tenths of a second (20) for PID to be missing or a
@@ -171,10 +186,19 @@ start_pane() {
     tmux_ new-session -d -s main -x 120 -y 40 "$1"
 }
 
-# A fresh workspace folder in the test user's home; prints its path.
+# own_home: gives the test a home of its own in TEST_HOME, set up as a new user's (/etc/skel,
+# fish's folders), so tests that run at the same time never share rc files, config, audit log,
+# credentials or transcripts. Tests call it before anything that uses the home.
+own_home() {
+    TEST_HOME=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/home.XXXXXX")
+    runuser -u "$E2E_USER" -- cp -rT /etc/skel "$TEST_HOME"
+    init_fish_home "$TEST_HOME"
+}
+
+# A fresh workspace folder in the test's home; prints its path.
 new_workspace() {
     local ws
-    ws=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/ws.XXXXXX")
+    ws=$(runuser -u "$E2E_USER" -- mktemp -d "${TEST_HOME:?call own_home first}/ws.XXXXXX")
     echo "$ws"
 }
 

@@ -6,6 +6,10 @@
         takes the next turn of SCRIPT (a JSON list) and answers it in the OpenAI chat
         completions format, or in the Anthropic Messages format when the path ends in
         /messages. Every request body is appended to REQUESTS_FILE as one JSON line.
+        GET .../models lists one model; with MODEL_SERVER_KEY in the environment, a request
+        without that key (Authorization: Bearer or x-api-key) gets 401 with an error that
+        quotes the key it got back, as hosted APIs do. Each GET is logged as
+        {"path", "method": "GET", "key_matched"}.
 
     model_server.py tool-result REQUESTS_FILE N   the last tool result in request N (1-based)
     model_server.py tool-results REQUESTS_FILE N  all tool results in request N, apart
@@ -103,6 +107,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+    def do_GET(self):
+        server = self.server
+        sent = self.headers.get("x-api-key") or self.headers.get("Authorization", "").removeprefix("Bearer ")
+        expected = os.environ.get("MODEL_SERVER_KEY")
+        matched = expected is None or sent == expected
+        with server.lock:
+            with open(server.requests_path, "a") as log:
+                log.write(json.dumps({"path": self.path, "method": "GET",
+                                      "key_matched": matched}) + "\n")
+        if not self.path.endswith("/models"):
+            self.send_error_turn({"status": 404, "body": {"error": {"message": "no such path"}}})
+        elif not matched:
+            self.send_error_turn({"status": 401, "body": {"error": {
+                "message": "Incorrect API key provided: %s" % sent}}})
+        else:
+            self.send_error_turn({"status": 200, "body": {"object": "list", "data": [
+                {"id": "e2e-model", "object": "model"}]}})
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))

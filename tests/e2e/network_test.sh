@@ -12,9 +12,10 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
+own_home
 ws=$(new_workspace)
 files=$(mktemp -d /tmp/caretz-e2e-net.XXXXXX)
-audit="$E2E_HOME/.local/state/caretz/audit.jsonl"
+audit="$TEST_HOME/.local/state/caretz/audit.jsonl"
 server=
 cleanup() {
     tmux_ kill-server 2>/dev/null

@@ -11,8 +11,9 @@ MODE=${1:-session}
 FLAGS=()
 [[ $MODE == fresh ]] && FLAGS=(--no-session)
 
+own_home
 ws=$(new_workspace)
-audit="$E2E_HOME/.local/state/caretz/audit.jsonl"
+audit="$TEST_HOME/.local/state/caretz/audit.jsonl"
 cleanup() {
     tmux_ kill-server 2>/dev/null
     rm -rf "$ws"

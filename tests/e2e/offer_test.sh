@@ -7,10 +7,11 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
+own_home
 ws=$(new_workspace)
 # A name never used before, so no earlier run's audit lines can match its commands.
-outside=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/outside.XXXXXXXX")
-audit="$E2E_HOME/.local/state/caretz/audit.jsonl"
+outside=$(runuser -u "$E2E_USER" -- mktemp -d "$TEST_HOME/outside.XXXXXXXX")
+audit="$TEST_HOME/.local/state/caretz/audit.jsonl"
 cleanup() {
     tmux_ kill-server 2>/dev/null
     rm -rf "$ws" "$outside" /etc/caretz-e2e-sudo-$$
@@ -84,9 +85,9 @@ check "Esc denies" test ! -e "$outside/other"
 tmux_ send-keys -t main -l '/allowances'; tmux_ send-keys -t main Enter
 check "/allowances lists the allowed command" wait_for_count "^  touch $outside/session\$" 0 3
 
-runuser -u "$E2E_USER" -- mkdir -p "$E2E_HOME/.ssh"
+runuser -u "$E2E_USER" -- mkdir -p "$TEST_HOME/.ssh"
 check "a hidden path that exists on the host asks" ask "ls ~/.ssh"
-check "... as hidden" wait_for_screen "hidden: $E2E_HOME/.ssh" 1
+check "... as hidden" wait_for_screen "hidden: $TEST_HOME/.ssh" 1
 tmux_ send-keys -t main d
 prompt_back
 
@@ -113,7 +114,7 @@ prompt_back
 
 # sudo on the host asks for the password on the terminal; Caretz reads nothing meanwhile.
 check "sudo writing to /etc asks" ask "sudo touch /etc/caretz-e2e-sudo-$$ && sleep 3"
-caretz_pid=$(pgrep -u "$E2E_USER" -f "^$E2E_BIN --ask-sandbox-off" | head -1)
+caretz_pid=$(caretz_pid)
 tmux_ send-keys -t main o
 check "sudo asks for the password on the terminal" wait_for_screen "password for $E2E_USER" 10
 # From here until the rerun ends, every read Caretz makes is recorded.
@@ -132,7 +133,7 @@ prompt_back
 check "the password is not in the audit log" not_contains "$(cat "$audit")" "$E2E_PASSWORD"
 check "the password is not on the screen" not_contains "$(screen_text)" "$E2E_PASSWORD"
 
-check "a long rerun can be offered" ask "touch $outside/ctrlc && sleep 60"
+check "a long rerun can be offered" ask "touch $outside/ctrlc && sleep 60.$$"
 tmux_ send-keys -t main o
 sleep 1
 tmux_ send-keys -t main C-c
@@ -140,7 +141,7 @@ prompt_back
 check "Ctrl-C stops only the rerun: Caretz is still there" not_contains "$(screen_text)" "CARETZ-EXITED"
 type_command 'echo still-alive'
 check "... and runs the next command" wait_for_count "^still-alive" 0 5
-check "no rerun survives" test -z "$(pgrep -u "$E2E_USER" -fx 'sleep 60')"
+check "no rerun survives" test -z "$(pgrep -u "$E2E_USER" -fx "sleep 60.$$")"
 
 check "one offer line per offer in the audit log" test "$(audit_query session_count "$outside/once")" -eq 11
 
@@ -157,7 +158,7 @@ check "... so nothing changes on the host" test ! -e "$outside/timeout"
 check "... and the audit log says timeout" test "$(last_decision "$outside/timeout")" = timeout
 
 # An audit log that cannot be written (here: a folder in its place) stops every rerun.
-state=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/state.XXXXXX")
+state=$(runuser -u "$E2E_USER" -- mktemp -d "$TEST_HOME/state.XXXXXX")
 runuser -u "$E2E_USER" -- mkdir -p "$state/caretz/audit.jsonl"
 E2E_ENV=(XDG_STATE_HOME="$state")
 start_caretz

@@ -7,6 +7,7 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
+own_home
 ws=$(new_workspace)
 files=$(mktemp -d /tmp/caretz-e2e-host.XXXXXX)
 server=

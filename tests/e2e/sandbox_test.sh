@@ -8,6 +8,7 @@ SH=$(command -v "$1")
 MODE=()
 [[ "${2:-session}" == fresh ]] && MODE=(--no-session)
 
+own_home
 ws=$(new_workspace)
 trap 'rm -rf "$ws" /tmp/caretz-e2e-host-probe-$$' EXIT
 
@@ -21,7 +22,7 @@ check "... and the exit status is the command's" test "$RC" -ne 0
 
 caretz_as_user "$SH" "$ws" exec "${MODE[@]}" 'touch ~/outside-the-workspace'
 check "a write to \$HOME outside the workspace fails" contains_nocase "$OUT" "Read-only file system"
-check "... and nothing appears in \$HOME" test ! -e "$E2E_HOME/outside-the-workspace"
+check "... and nothing appears in \$HOME" test ! -e "$TEST_HOME/outside-the-workspace"
 
 as_user "$SH" "$ws" git init -q . && as_user "$SH" "$ws" git config user.name e2e
 caretz_as_user "$SH" "$ws" exec "${MODE[@]}" 'echo evil > .git/hooks/pre-commit'
@@ -32,8 +33,8 @@ check "a write to .git/config in the workspace fails" contains_nocase "$OUT" "Re
 caretz_as_user "$SH" "$ws" exec "${MODE[@]}" 'echo x > .git/description'
 check "the rest of .git stays writable" test "$(cat "$ws/.git/description")" = x
 
-runuser -u "$E2E_USER" -- mkdir -p "$E2E_HOME/.ssh"
-runuser -u "$E2E_USER" -- sh -c "echo key > $E2E_HOME/.ssh/id_e2e"
+runuser -u "$E2E_USER" -- mkdir -p "$TEST_HOME/.ssh"
+runuser -u "$E2E_USER" -- sh -c "echo key > $TEST_HOME/.ssh/id_e2e"
 caretz_as_user "$SH" "$ws" exec "${MODE[@]}" 'ls ~/.ssh'
 check "~/.ssh looks missing inside (ENOENT) while it exists on the host" \
     contains "$OUT" "No such file or directory"
@@ -57,11 +58,11 @@ caretz_as_user "$SH" "$ws" exec "${MODE[@]}" "echo private > /tmp/caretz-e2e-hos
 check "/tmp is writable inside" contains "$OUT" private
 check "/tmp writes do not reach the host's /tmp" test ! -e "/tmp/caretz-e2e-host-probe-$$"
 
-as_user "$SH" "$ws" sleep 987654 </dev/null >/dev/null 2>&1 &
+as_user "$SH" "$ws" sleep "987654.$$" </dev/null >/dev/null 2>&1 &
 sleep 0.3
-sleeper=$(pgrep -u "$E2E_USER" -f 'sleep 987654' | head -1)
+sleeper=$(pgrep -u "$E2E_USER" -fx "sleep 987654.$$" | head -1)
 caretz_as_user "$SH" "$ws" exec "${MODE[@]}" 'ls /proc'
-pkill -u "$E2E_USER" -f 'sleep 987654'
+pkill -u "$E2E_USER" -fx "sleep 987654.$$"
 check "the host's processes are invisible" not_contains " $(echo $OUT) " " ${sleeper:-missing} "
 
 caretz_as_user "$SH" "$ws" exec "${MODE[@]}" 'exit 7'

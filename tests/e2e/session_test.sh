@@ -7,11 +7,10 @@ source "$(dirname "$0")/lib.sh"
 SHELL_NAME=$1
 SH=$(command -v "$SHELL_NAME")
 
-TEST_HOME=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/home.XXXXXX")
+own_home
 ws="$TEST_HOME/ws"
 trap 'rm -rf "$TEST_HOME"' EXIT
 runuser -u "$E2E_USER" -- mkdir -p "$ws/sub"
-[[ $SHELL_NAME == fish ]] && init_fish_home "$TEST_HOME"
 case $SHELL_NAME in
     bash) rc="$TEST_HOME/.bashrc" body='set -u
 PROMPT_COMMAND="echo user-hook >> /tmp/user-hook.log"

@@ -16,7 +16,6 @@ echo "$E2E_USER:$E2E_PASSWORD" | chpasswd
 echo "$E2E_USER ALL=(ALL:ALL) ALL" >/etc/sudoers.d/caretz-e2e
 chmod 0440 /etc/sudoers.d/caretz-e2e
 
-init_fish_home "$E2E_HOME"
 
 install -d -m 0755 "$(dirname "$E2E_BIN")"
 install -m 0755 "$1" "$E2E_BIN"

@@ -6,6 +6,7 @@ source "$(dirname "$0")/lib.sh"
 
 tmp=$(mktemp -d /tmp/caretz-e2e-ssh.XXXXXX)
 chmod 755 "$tmp"
+own_home
 ws=$(new_workspace)
 cleanup() {
     tmux_ kill-server 2>/dev/null
@@ -35,17 +36,17 @@ CFG
 sshd_pid=$!
 for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
 
-before=$(pgrep -u "$E2E_USER" -fx "$E2E_BIN" | sort)
-start_pane "runuser -u $E2E_USER -- ssh -tt -i $tmp/user-key -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -p $port $E2E_USER@127.0.0.1 'cd $ws && $E2E_BIN'; echo SSH-ENDED; sleep 600"
+start_pane "runuser -u $E2E_USER -- ssh -tt -i $tmp/user-key -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -p $port $E2E_USER@127.0.0.1 'cd $ws && HOME=$TEST_HOME $E2E_BIN'; echo SSH-ENDED; sleep 600"
 check "Caretz starts over ssh -tt" wait_for_screen "caretz>" 15
 tmux_ send-keys -t main -l '!echo over-ssh'; tmux_ send-keys -t main Enter
 check "!echo works over ssh" wait_for_screen $'\nover-ssh' 10
 
-caretz=$(comm -13 <(echo "$before") <(pgrep -u "$E2E_USER" -fx "$E2E_BIN" | sort) | head -1)
+# This test's sshd runs the remote Caretz; other tests may run Caretz at the same time.
+caretz=$(descendant_named "$sshd_pid" caretz)
 sandbox=$(pgrep -P "${caretz:-0}" | head -1)
 check "the remote Caretz and its sandbox are running" test -n "$caretz" -a -n "$sandbox"
 
-pkill -9 -u "$E2E_USER" -x ssh
+kill -9 "$(descendant_named "$(pane_pid)" ssh)"
 check "the connection drops" wait_for_screen "SSH-ENDED" 10
 check "no Caretz process is left behind" gone "${caretz:-0}" 30
 check "no sandbox process is left behind" gone "${sandbox:-0}" 30

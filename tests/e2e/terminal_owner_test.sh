@@ -9,9 +9,9 @@ source "$(dirname "$0")/lib.sh"
 SHELL_NAME=${1:-bash}
 USER_SHELL=$(command -v "$SHELL_NAME")
 
+own_home
 ws=$(new_workspace)
-modes="$E2E_HOME/stty-owner-$$"
-TEST_HOME=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/home-owner.XXXXXX")
+modes="$TEST_HOME/stty-owner-$$"
 trap 'tmux_ kill-server 2>/dev/null; rm -rf "$ws" "$TEST_HOME" "$modes".*' EXIT
 
 # The rc files of a real user: vi mode, a prompt that prints, history written as it goes, zsh's
@@ -89,10 +89,7 @@ for round in 1 2 3; do
     wait_for_prompt
     type_line '!sleep 30'
     # Ctrl-C once sleep runs, as a person watching would (see terminal_test.sh).
-    for _ in $(seq 50); do
-        pgrep -u "$E2E_USER" -f '^sleep 30$' >/dev/null && break
-        sleep 0.1
-    done
+    command_pid 'sleep 30' >/dev/null
     sleep 0.3
     tmux_ send-keys -t main C-c "!echo next-$round-'o'k" Enter
     check "round $round: keys typed right after Ctrl-C reach the prompt" \

@@ -9,8 +9,9 @@ source "$(dirname "$0")/lib.sh"
 MODE=
 [[ ${1:-session} == fresh ]] && MODE=--no-session
 
+own_home
 ws=$(new_workspace)
-modes="$E2E_HOME/stty-$$"
+modes="$TEST_HOME/stty-$$"
 trap 'tmux_ kill-server 2>/dev/null; rm -rf "$ws" "$modes".*' EXIT
 
 run_in_pane() { start_caretz_pane "$ws" $MODE; }
@@ -19,18 +20,6 @@ run_in_pane() { start_caretz_pane "$ws" $MODE; }
 prompt_line() {
     wait_for_prompt
     type_line "$1"
-}
-# command_pid COMMAND_LINE: waits up to 5 s for a process running exactly COMMAND_LINE below
-# this pane's Caretz (other tests' processes do not count), and prints its pid.
-command_pid() {
-    local caretz p
-    caretz=$(caretz_pid)
-    for _ in $(seq 50); do
-        for p in $(descendants "$caretz"); do
-            [[ $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) == "$1 " ]] && { echo "$p"; return; }
-        done
-        sleep 0.1
-    done
 }
 
 run_in_pane

@@ -44,6 +44,14 @@ TEST_CASE("model settings: Anthropic reads its own key and endpoint", "[model]")
     CHECK(chat_endpoint(s) == "https://api.anthropic.com/v1/messages");
     s.base_url = "http://127.0.0.1:9/v1";
     CHECK(chat_endpoint(s) == "http://127.0.0.1:9/v1/messages");
+    CHECK(models_endpoint(s) == "http://127.0.0.1:9/v1/models");
+    s.base_url = "https://api.anthropic.com";
+    CHECK(models_endpoint(s) == "https://api.anthropic.com/v1/models");
+}
+
+TEST_CASE("model settings: the models list sits beside the chat endpoint", "[model]") {
+    ModelSettings s = resolve_model_settings({}, {{"CARETZ_BASE_URL", "http://127.0.0.1:8080/v1"}});
+    CHECK(models_endpoint(s) == "http://127.0.0.1:8080/v1/models");
 }
 
 TEST_CASE("model settings: a hosted API without a key is caught before any request", "[model]") {

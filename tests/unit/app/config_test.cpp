@@ -66,6 +66,12 @@ TEST_CASE("an unknown profile is an error naming the known ones") {
                       Contains("nope") && Contains("ops") && Contains("mine"));
 }
 
+TEST_CASE("the profile names are the built-in ones and the config's own, once each, sorted") {
+    auto config = parse_config(R"({"profiles": {"staging": {}, "ops": {}, "audit": {}}})", "c");
+    CHECK(profile_names(config) == std::vector<std::string>{"audit", "ops", "staging"});
+    CHECK(profile_names({}) == std::vector<std::string>{"ops"});
+}
+
 TEST_CASE("invalid JSON names the file and the line") {
     CHECK_THROWS_WITH(parse_config("{\n  \"allow_docker\": true,\n  oops\n}", "/x/config.json"),
                       Contains("/x/config.json:3") && Contains("not valid JSON"));
@@ -168,4 +174,44 @@ TEST_CASE("sandbox.visible naming a path that is not a credential store stops Ca
 TEST_CASE("without a context, sandbox.visible can name nothing") {
     CHECK_THROWS_AS(parse_config(R"({"sandbox": {"visible": ["~/.kube"]}})", "c.json"),
                     ConfigError);
+}
+
+TEST_CASE("notify and notify_command are read, and desktop is the default") {
+    CHECK(merge_settings({}, std::nullopt, {}).notice.mode == NotifyMode::desktop);
+    CHECK(merge_settings({}, std::nullopt, {}).notice.command.empty());
+    auto config = parse_config(R"({"notify": "bell", "notify_command": ["notify-send", "-u", "x"],
+        "profiles": {"quiet": {"notify": "off"}}})",
+                               "c.json");
+    auto s = merge_settings(config, std::nullopt, {});
+    CHECK(s.notice.mode == NotifyMode::bell);
+    CHECK(s.notice.command == std::vector<std::string>{"notify-send", "-u", "x"});
+    CHECK(merge_settings(config, find_profile(config, "quiet"), {}).notice.mode == NotifyMode::off);
+    CHECK_THROWS_WITH(parse_config(R"({"notify": "loud"})", "c.json"),
+                      Contains("\"notify\" must be \"desktop\", \"bell\" or \"off\""));
+    // A shell line is no argv: it must be a list, and a list with a program.
+    CHECK_THROWS_WITH(parse_config(R"({"notify_command": "notify-send hi"})", "c.json"),
+                      Contains("\"notify_command\" must be a list"));
+    CHECK_THROWS_WITH(parse_config(R"({"notify_command": []})", "c.json"),
+                      Contains("\"notify_command\" must be a list"));
+}
+
+TEST_CASE("the merged settings say which file, profile or flag set each value") {
+    auto config = parse_config(R"({"allow_docker": true, "sandbox": {"writable": ["/a"],
+        "hidden": ["/h"]}, "profiles": {"p": {"sandbox": {"writable": ["/b"]}}}})",
+                               "/etc/c.json");
+    auto s = merge_settings(config, std::nullopt, {});
+    CHECK(s.sources.at("allow_docker") == "allow_docker in /etc/c.json");
+    CHECK(s.sources.at("sandbox.writable") == "sandbox.writable in /etc/c.json");
+    CHECK(s.sources.at("sandbox.hidden") == "sandbox.hidden in /etc/c.json");
+    CHECK(s.sources.count("permission_timeout") == 0);
+
+    ConfigLayer flags;
+    flags.allow_docker = true;
+    flags.sources["allow_docker"] = "--allow-docker";
+    s = merge_settings(config, find_profile(config, "p"), flags);
+    CHECK(s.sources.at("sandbox.writable") == "sandbox.writable in /etc/c.json, profile p");
+    CHECK(s.sources.at("sandbox.hidden") == "sandbox.hidden in /etc/c.json");
+    CHECK(s.sources.at("allow_docker") == "--allow-docker");
+    CHECK(merge_settings({}, find_profile({}, "ops"), {}).sources.at("ask_sandbox_off") ==
+          "built-in profile ops");
 }
