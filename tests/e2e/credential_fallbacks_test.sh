@@ -14,7 +14,7 @@ sandbox_mode "${1:-session}"
 SH=/bin/bash
 HERE=$(cd "$(dirname "$0")" && pwd)
 
-TEST_HOME=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/credfall.XXXXXX")
+own_home
 work=$(mktemp -d /tmp/caretz-credfall.XXXXXX)
 server_pid=
 cleanup() {
