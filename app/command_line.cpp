@@ -2,9 +2,11 @@
 
 #include <CLI/CLI.hpp>
 #include <sstream>
+#include <vector>
 
 #include "app/completions.h"
 #include "app/duration.h"
+#include "escalation/credential_fallbacks.h"
 #include "sandbox/hidden_defaults.h"
 
 namespace caretz {
@@ -40,18 +42,25 @@ std::string machine_files_help() {
 
 // What every sandbox hides, from the one table (sandbox/hidden_defaults.cpp).
 std::string hidden_paths_help() {
-    std::string always, stores;
+    std::string always, stores, tools;
     for (const auto& row : hidden_by_default()) {
         std::string& list = row.showable ? stores : always;
-        list += (list.empty() ? "" : ", ") + describe(row);
+        list += (list.empty() ? "" : ", ") + describe(row.where);
     }
+    std::vector<std::string> programs = programs_to_watch();
+    std::erase(programs, "sudo");
+    for (std::size_t i = 0; i < programs.size(); ++i)
+        tools += (i == 0 ? "" : i + 1 == programs.size() ? " or " : ", ") + programs[i];
     return wrapped("Hidden from sandboxed commands (they look missing): " + always +
                        ", and these credential stores: " + stores +
                        ". Paths under ~/.config, ~/.local/share and ~/.local/state are hidden "
                        "where $XDG_CONFIG_HOME, $XDG_DATA_HOME and $XDG_STATE_HOME put them "
                        "too. Config key sandbox.visible (a list of paths) gives credential stores "
                        "back; only your own config file and /etc/caretz/config.json can set it. "
-                       "sandbox.hidden adds paths.",
+                       "sandbox.hidden adds paths. When " +
+                       tools +
+                       " fails after going on without a hidden store, the "
+                       "offer names that store.",
                    90);
 }
 

@@ -18,7 +18,7 @@
 #include "pty/pty.h"
 #include "sandbox/network_forwarder.h"
 #include "sandbox/session_supervisor.h"
-#include "sandbox/sudo_stand_in.h"
+#include "sandbox/stand_in.h"
 
 using namespace caretz;
 
@@ -77,8 +77,9 @@ int run_sandbox_show(const CommandLine& cl, const Settings& settings) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    // Inside the sandbox, Caretz's own binary is bound over sudo, to record each run of it.
-    if (auto real_sudo = real_sudo_for_stand_in()) return run_sudo_stand_in(*real_sudo, argc, argv);
+    // Inside the sandbox, Caretz's own binary is bound over sudo and the tools whose credential
+    // stores are hidden, to record each run of them.
+    if (auto program = program_for_stand_in()) return run_stand_in(*program, argc, argv);
     // Inside the sandbox, Caretz's own binary is the session supervisor.
     if (argc == 2 && std::string_view(argv[1]) == "__supervise") return run_session_supervisor();
     // The fish session hook's way to drop typed-ahead input (see hooks/fish).

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "escalation/audit_log.h"
+#include "escalation/credential_fallbacks.h"
 #include "sandbox/host_fs.h"
 #include "sandbox/missing_git_paths.h"
 #include "sandbox/network_forwarder.h"
@@ -103,6 +104,7 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     spec.cwd = user.cwd;
     spec.size = output_size();
     spec.exact_output = !::isatty(STDOUT_FILENO);
+    spec.watched_programs = programs_to_watch();
     return spec;
 }
 

@@ -127,7 +127,8 @@ CommandOutcome CommandPipeline::run(const CommandRequest& request, const Command
                          .policy = spec_.policy,
                          .host = host_,
                          .docker_host = docker_host == spec_.env.end() ? "" : docker_host->second,
-                         .sudo_runs = std::move(result.sudo_runs)};
+                         .program_runs = std::move(result.program_runs),
+                         .env = spec_.env};
     outcome.refusals = detector.finish(ctx);
     if (outcome.refusals.empty()) return outcome;
 

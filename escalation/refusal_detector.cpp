@@ -5,6 +5,7 @@
 #include <cstring>
 #include <optional>
 
+#include "escalation/credential_fallbacks.h"
 #include "escalation/error_lines.h"
 #include "escalation/output_lines.h"
 #include "escalation/shell_command.h"
@@ -43,6 +44,8 @@ bool may_be_evidence(std::string_view line) {
     if (text != std::string_view::npos && line.substr(text).starts_with("sudo: ")) return true;
     for (const auto word : kEvidenceWords)
         if (line.find(word) != std::string_view::npos) return true;
+    for (const auto& fallback : credential_fallbacks())
+        if (line.find(fallback.line) != std::string_view::npos) return true;
     return false;
 }
 
@@ -65,13 +68,14 @@ public:
     explicit RefusalCollector(const DetectionContext& ctx)
         : ctx_(ctx),
           failed_(ctx.exit_code != 0),
-          sudo_ran_(ctx.sudo_runs ? !ctx.sudo_runs->empty() : runs_sudo(ctx.command)),
+          sudo_runs_(runs_of("sudo")),
+          sudo_ran_(ctx.program_runs ? !sudo_runs_.empty() : runs_sudo(ctx.command)),
           cwd_(absolute_path(ctx.cwd.empty() ? ctx.policy.workspace : ctx.cwd, "/",
                              ctx.policy.home)) {}
 
     void line(std::string_view text, std::string_view previous) {
         if (docker_line(text) || bus_line(text) || sudo_line(text)) return;
-        if (failed_) path_line(text, previous);
+        if (failed_ && !fallback_line(text)) path_line(text, previous);
     }
 
     std::vector<Refusal> take() { return std::move(refusals_); }
@@ -127,20 +131,49 @@ private:
     // One refusal per run of sudo, in the order they ran: a script that runs the same sudo
     // twice shows both, so the user sees what the command attempted.
     void add_sudo_runs(std::string_view text) {
-        if (!ctx_.sudo_runs) {
+        if (!ctx_.program_runs) {
             add(RefusalKind::sudo, "sudo", text);
             return;
         }
-        const auto& runs = *ctx_.sudo_runs;
+        const auto& runs = sudo_runs_;
         const std::size_t named = std::min(runs.size(), kMaxSudoRefusals);
         for (std::size_t i = 0; i < named; ++i) {
-            std::string origin = "run by the command in " + runs[i].cwd;
+            std::string origin = "run by the command in " + runs[i]->cwd;
             if (i + 1 == named && runs.size() > named)
                 origin +=
                     "; " + std::to_string(runs.size() - named) + " more runs of sudo not shown";
             refusals_.push_back(
-                {RefusalKind::sudo, sudo_command_line(runs[i]), evidence_text(text), origin});
+                {RefusalKind::sudo, run_command_line(*runs[i]), evidence_text(text), origin});
         }
+    }
+
+    std::vector<const ProgramRun*> runs_of(std::string_view program) const {
+        std::vector<const ProgramRun*> runs;
+        if (ctx_.program_runs)
+            for (const auto& run : *ctx_.program_runs)
+                if (run.program == program) runs.push_back(&run);
+        return runs;
+    }
+
+    // A tool that went on without its hidden credential store prints no ENOENT: its own
+    // fallback line counts, only when the tool really ran (its record, never the command text,
+    // which a script or an alias hides and an echo fakes) and the store is there on the host.
+    bool fallback_line(std::string_view text) {
+        bool found = false;
+        for (const auto& fallback : credential_fallbacks()) {
+            if (text.find(fallback.line) == std::string_view::npos ||
+                runs_of(fallback.program).empty())
+                continue;
+            for (const auto& store : fallback.stores) {
+                for (const auto& path :
+                     location_paths(store, ctx_.policy.home, ctx_.policy.workspace, ctx_.env)) {
+                    if (!ctx_.policy.is_hidden(path) || !ctx_.host.exists(path)) continue;
+                    add(RefusalKind::hidden, path, text);
+                    found = true;
+                }
+            }
+        }
+        return found;
     }
 
     // Paths count only when the command failed, so a search that prints refusal text and
@@ -232,6 +265,7 @@ private:
 
     const DetectionContext& ctx_;
     const bool failed_;
+    const std::vector<const ProgramRun*> sudo_runs_;
     const bool sudo_ran_;
     const std::string cwd_;
     std::vector<Refusal> refusals_;

@@ -9,8 +9,9 @@
 
 #include "escalation/host_probe.h"
 #include "escalation/refusal.h"
+#include "sandbox/environment.h"
 #include "sandbox/policy.h"
-#include "sandbox/sudo_record.h"
+#include "sandbox/program_run.h"
 
 namespace caretz {
 
@@ -23,9 +24,13 @@ struct DetectionContext {
     const HostProbe& host;
     std::string docker_host = {};  // $DOCKER_HOST on the host, may be empty
     std::string system_bus_socket = "/run/dbus/system_bus_socket";
-    // Every sudo the command ran, recorded by Caretz's stand-in for sudo inside the sandbox;
-    // nullopt when the sandbox could not watch sudo, and then the command text is searched.
-    std::optional<std::vector<SudoRecord>> sudo_runs = std::nullopt;
+    // Every run of a watched program (programs_to_watch()) by the command, recorded by Caretz's
+    // stand-in inside the sandbox; nullopt when the sandbox could not watch them, and then the
+    // command text is searched for sudo.
+    std::optional<std::vector<ProgramRun>> program_runs = std::nullopt;
+    // The environment the command ran with: where tools keep their credential stores
+    // ($KUBECONFIG, $XDG_CONFIG_HOME, ...).
+    Environment env = {};
 };
 
 // Decides, from a command's rendered output lines, what the sandbox provably refused it
@@ -34,7 +39,9 @@ struct DetectionContext {
 //           EPERM for a path the policy does not let the sandbox write but the host would let
 //           the user write (HostProbe::may_write): where the host refuses too, no rerun helps;
 //   hidden  the command failed and a line reports ENOENT for a path that exists on the host;
-//   sudo    the command ran sudo (a script's sudo included: the sudo_runs records) and the
+//           or it failed, a program of credential_fallbacks() ran (program_runs), its
+//           fallback line is there, and a store it went without exists on the host, hidden;
+//   sudo    the command ran sudo (a script's sudo included: the program_runs records) and the
 //           output has sudo's own refusal line; one refusal per sudo command line run;
 //   docker  a line says the Docker daemon is unreachable, its socket exists on the host, and
 //           the policy does not bind it in;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "sandbox/sudo_record.h"
+#include "sandbox/program_run.h"
 
 namespace caretz {
 
@@ -180,20 +180,42 @@ std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const Host
     return Builder(policy, fs).build(cwd, copied_files);
 }
 
-std::vector<std::string> sudo_watch_arguments(const SandboxPolicy& policy, const HostFs& fs,
-                                              const std::string& stand_in,
-                                              const std::string& records) {
-    std::vector<std::string> args = {"--bind", records, std::string(kSudoRecordsPath)};
+std::vector<std::string> path_folders(const std::string& path_variable) {
+    std::vector<std::string> folders;
+    std::size_t start = 0;
+    while (start <= path_variable.size()) {
+        std::size_t end = path_variable.find(':', start);
+        if (end == std::string::npos) end = path_variable.size();
+        std::string folder = path_variable.substr(start, end - start);
+        // An empty or relative entry means a folder that depends on the command's cwd.
+        if (folder.starts_with('/')) folders.push_back(absolute_path(folder, "/", "/"));
+        start = end + 1;
+    }
+    return folders;
+}
+
+std::vector<std::string> run_watch_arguments(const SandboxPolicy& policy, const HostFs& fs,
+                                             const WatchedPrograms& programs,
+                                             const std::string& stand_in,
+                                             const std::string& records) {
+    std::vector<std::string> args = {"--bind", records, std::string(kRunRecordsPath)};
+    std::vector<std::string> folders = programs.search_dirs;
+    folders.insert(folders.end(), std::begin(kSystemProgramDirs), std::end(kSystemProgramDirs));
     std::set<std::string> seen;
-    for (const char* location : kSudoLocations) {
-        auto real = fs.real_path(location);
-        if (!real || fs.type(*real) != HostFs::Type::file || policy.is_hidden(*real) ||
-            !seen.insert(*real).second)
-            continue;
-        // The real one first, from the host's path, before the stand-in covers that path.
-        for (std::string arg : {std::string("--ro-bind"), *real, std::string(kRealSudoDir) + *real,
-                                std::string("--ro-bind"), stand_in, *real})
-            args.push_back(std::move(arg));
+    for (const auto& name : programs.names) {
+        for (const auto& folder : folders) {
+            auto real = fs.real_path(folder + "/" + name);
+            // A program the sandbox may write is left alone: a file bound over it could not be
+            // replaced or removed.
+            if (!real || fs.type(*real) != HostFs::Type::file || policy.is_hidden(*real) ||
+                policy.can_write(*real) || !seen.insert(*real).second)
+                continue;
+            // The real one first, from the host's path, before the stand-in covers that path.
+            const std::string kept = std::string(kRealProgramsDir) + "/" + name + *real;
+            for (std::string arg :
+                 {std::string("--ro-bind"), *real, kept, std::string("--ro-bind"), stand_in, *real})
+                args.push_back(std::move(arg));
+        }
     }
     return args;
 }

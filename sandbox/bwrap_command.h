@@ -28,17 +28,29 @@ std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const Host
                                          const std::string& cwd,
                                          std::vector<std::string>* copied_files = nullptr);
 
-// Where sudo is found on the PATH of any usual system; each is watched (sudo_watch_arguments).
-inline constexpr const char* kSudoLocations[] = {"/usr/bin/sudo",       "/bin/sudo",
-                                                 "/usr/sbin/sudo",      "/sbin/sudo",
-                                                 "/usr/local/bin/sudo", "/usr/local/sbin/sudo"};
+// Where programs are found on the PATH of any usual system; a watched program is looked for
+// there as well as in the user's $PATH.
+inline constexpr const char* kSystemProgramDirs[] = {
+    "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"};
 
-// The bubblewrap arguments, to follow bwrap_arguments(), that let Caretz see sudo run inside
-// the sandbox: every sudo of the host (kSudoLocations with symlinks resolved, hidden ones
-// left out) is bound read-only at kRealSudoDir + its path, `stand_in` (Caretz's own binary) is
-// bound read-only over it, and `records` (a host file Caretz reads) at kSudoRecordsPath.
-std::vector<std::string> sudo_watch_arguments(const SandboxPolicy& policy, const HostFs& fs,
-                                              const std::string& stand_in,
-                                              const std::string& records);
+// The programs a sandbox watches (stand_in.h), by the name each is run by, and the folders,
+// besides kSystemProgramDirs, it looks for them in (the absolute folders of the user's $PATH).
+struct WatchedPrograms {
+    std::vector<std::string> names;
+    std::vector<std::string> search_dirs;
+};
+
+// The absolute folders a $PATH value names, in order.
+std::vector<std::string> path_folders(const std::string& path_variable);
+
+// The bubblewrap arguments, to follow bwrap_arguments(), that let Caretz see the watched
+// programs run inside the sandbox: each one the host has in a folder searched (symlinks
+// resolved; hidden ones, and ones the sandbox may write, left out) is bound read-only at
+// kRealProgramsDir/NAME + its path, `stand_in` (Caretz's own binary) is bound read-only over
+// it, and `records` (a host file Caretz reads) at kRunRecordsPath.
+std::vector<std::string> run_watch_arguments(const SandboxPolicy& policy, const HostFs& fs,
+                                             const WatchedPrograms& programs,
+                                             const std::string& stand_in,
+                                             const std::string& records);
 
 }  // namespace caretz

@@ -20,9 +20,9 @@
 #include "sandbox/network_forwarder.h"
 #include "sandbox/network_proxy.h"
 #include "sandbox/preflight.h"
+#include "sandbox/run_watch.h"
 #include "sandbox/seccomp_filter.h"
 #include "sandbox/spawn.h"
-#include "sandbox/sudo_watch.h"
 
 namespace caretz {
 
@@ -116,14 +116,14 @@ private:
 
 std::vector<std::string> caretz_binds(const SandboxPolicy& policy, int status_fd, int executable_fd,
                                       const std::string& inside, const NetworkProxy& proxy,
-                                      const SudoWatch* sudo_watch) {
+                                      const RunWatch* run_watch) {
     const std::string executable = "/proc/self/fd/" + std::to_string(executable_fd);
     std::vector<std::string> binds = {"--json-status-fd", std::to_string(status_fd), "--ro-bind",
                                       executable, inside};
     for (auto& a : proxy_bind_arguments(proxy.socket_path())) binds.push_back(std::move(a));
-    if (sudo_watch) {
+    if (run_watch) {
         RealHostFs host;
-        for (auto& a : sudo_watch->bwrap_arguments(policy, host, executable))
+        for (auto& a : run_watch->bwrap_arguments(policy, host, executable))
             binds.push_back(std::move(a));
     }
     return binds;
@@ -159,7 +159,7 @@ FreshSandbox::FreshSandbox(SandboxSpec spec)
     : spec_(std::move(spec)),
       env_(with_proxy_environment(spec_.env)),
       proxy_(start_network_proxy(spec_.policy)),
-      sudo_watch_(SudoWatch::create()) {}
+      run_watch_(RunWatch::create(watched_programs(spec_))) {}
 
 FreshSandbox::~FreshSandbox() = default;
 
@@ -174,7 +174,7 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
                                              command};
     const SandboxPolicy policy = with_protected_since(spec_.policy, spec_.repositories.get());
     std::vector<std::string> extra =
-        caretz_binds(policy, kStatusFd, kExecutableFd, kForwarderPath, *proxy_, sudo_watch_.get());
+        caretz_binds(policy, kStatusFd, kExecutableFd, kForwarderPath, *proxy_, run_watch_.get());
     SandboxCommand bwrap = sandbox_command(policy, spec_.cwd, extra, inside);
 
     // The user's own commands run on a PTY of their own, so they see a terminal (echo, line
@@ -217,7 +217,7 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
     SandboxResult result;
     result.exit_code = wait_for_exit(pid);
     result.cwd = spec_.cwd;
-    if (sudo_watch_) result.sudo_runs = sudo_watch_->take();
+    if (run_watch_) result.program_runs = run_watch_->take();
     if (!traffic.started()) {
         std::string& held_output = traffic.held_output();
         while (!held_output.empty() && held_output.back() == '\n') held_output.pop_back();

@@ -9,7 +9,7 @@
 
 namespace caretz {
 
-class SudoWatch;
+class RunWatch;
 
 // What starts bwrap for one sandbox: its argv and the descriptors it reads.
 struct SandboxCommand {
@@ -31,10 +31,10 @@ SandboxCommand sandbox_command(const SandboxPolicy& policy, const std::string& c
 
 // The bwrap options that put Caretz's own binary (descriptor `executable_fd`) in at `inside`,
 // have bwrap report its start on `status_fd`, and bind the proxy's socket and, when there is
-// one, the sudo watch's stand-in and records.
+// one, the run watch's stand-ins and records.
 std::vector<std::string> caretz_binds(const SandboxPolicy& policy, int status_fd, int executable_fd,
                                       const std::string& inside, const NetworkProxy& proxy,
-                                      const SudoWatch* sudo_watch);
+                                      const RunWatch* run_watch);
 
 // Per-command mode (`--no-session`): every command gets a sandbox of its own, started with
 // `$SHELL -c COMMAND` in the workspace. The user's own commands run on a PTY of their own
@@ -57,8 +57,9 @@ private:
     SandboxSpec spec_;
     Environment env_;  // the spec's, with the proxy variables
     std::unique_ptr<NetworkProxy> proxy_;
-    // Every command's sudo runs, one command at a time; nullptr when they cannot be watched.
-    std::unique_ptr<SudoWatch> sudo_watch_;
+    // Every command's runs of watched programs, one command at a time; nullptr when they
+    // cannot be watched.
+    std::unique_ptr<RunWatch> run_watch_;
 };
 
 }  // namespace caretz

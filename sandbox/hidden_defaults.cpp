@@ -13,32 +13,32 @@ const std::vector<HiddenByDefault>& hidden_by_default() {
     // contexts and buildx state visible, gh its preferences and aliases: only the file with
     // the credentials is hidden there.
     static const std::vector<HiddenByDefault> table = {
-        {Under::root, "/run", false},
-        {Under::home, ".ssh", false},
-        {Under::home, ".gnupg", false},
-        {Under::home, ".aws", false},
-        {Under::config_home, "caretz", false},
+        {{Under::root, "/run"}, false},
+        {{Under::home, ".ssh"}, false},
+        {{Under::home, ".gnupg"}, false},
+        {{Under::home, ".aws"}, false},
+        {{Under::config_home, "caretz"}, false},
         // The audit log and transcripts: after a Deny, nothing may tell the model that an
         // offer existed.
-        {Under::state_home, "caretz", false},
-        {Under::home, ".kube", true, "KUBECONFIG", "", true},
-        {Under::home, ".docker/config.json", true, "DOCKER_CONFIG", "config.json"},
-        {Under::home, ".netrc", true},
-        {Under::home, ".git-credentials", true},
-        {Under::config_home, "git/credentials", true},  // git's credential store reads both
-        {Under::config_home, "gh/hosts.yml", true, "GH_CONFIG_DIR", "hosts.yml"},
-        {Under::home, ".npmrc", true},
-        {Under::home, ".pypirc", true},
-        {Under::home, ".vault-token", true},
-        {Under::config_home, "gcloud", true, "CLOUDSDK_CONFIG"},
-        {Under::home, ".azure", true, "AZURE_CONFIG_DIR"},
-        {Under::config_home, "helm", true, "HELM_CONFIG_HOME"},
-        {Under::home, ".terraform.d/credentials.tfrc.json", true},
-        {Under::home, ".password-store", true, "PASSWORD_STORE_DIR"},
-        {Under::data_home, "keyrings", true},
-        {Under::home, ".mozilla", true},
-        {Under::config_home, "google-chrome", true},
-        {Under::config_home, "chromium", true},
+        {{Under::state_home, "caretz"}, false},
+        {{Under::home, ".kube", "KUBECONFIG", "", true}, true},
+        {{Under::home, ".docker/config.json", "DOCKER_CONFIG", "config.json"}, true},
+        {{Under::home, ".netrc"}, true},
+        {{Under::home, ".git-credentials"}, true},
+        {{Under::config_home, "git/credentials"}, true},  // git's credential store reads both
+        {{Under::config_home, "gh/hosts.yml", "GH_CONFIG_DIR", "hosts.yml"}, true},
+        {{Under::home, ".npmrc"}, true},
+        {{Under::home, ".pypirc"}, true},
+        {{Under::home, ".vault-token"}, true},
+        {{Under::config_home, "gcloud", "CLOUDSDK_CONFIG"}, true},
+        {{Under::home, ".azure", "AZURE_CONFIG_DIR"}, true},
+        {{Under::config_home, "helm", "HELM_CONFIG_HOME"}, true},
+        {{Under::home, ".terraform.d/credentials.tfrc.json"}, true},
+        {{Under::home, ".password-store", "PASSWORD_STORE_DIR"}, true},
+        {{Under::data_home, "keyrings"}, true},
+        {{Under::home, ".mozilla"}, true},
+        {{Under::config_home, "google-chrome"}, true},
+        {{Under::config_home, "chromium"}, true},
     };
     return table;
 }
@@ -107,25 +107,33 @@ std::string shortened(const std::string& path, const std::string& home) {
 
 }  // namespace
 
+std::vector<std::string> location_paths(const HostLocation& location, const std::string& home,
+                                        const std::string& workspace, const Environment& env) {
+    std::vector<std::string> paths;
+    for (const auto& base : bases(location.under, home, env))
+        paths.push_back(absolute_path(location.path, base, home));
+    if (!location.variable) return paths;
+    const std::string value = variable(env, location.variable);
+    std::vector<std::string> named =
+        location.variable_lists_paths
+            ? split_list(value)
+            : (value.empty() ? std::vector<std::string>{} : std::vector<std::string>{value});
+    for (const auto& path : named) {
+        std::string absolute = absolute_path(path, workspace, home);
+        if (*location.below_variable)
+            absolute = absolute_path(location.below_variable, absolute, home);
+        paths.push_back(std::move(absolute));
+    }
+    return paths;
+}
+
 std::vector<DefaultHiddenPath> default_hidden_paths(const std::string& home,
                                                     const std::string& workspace,
                                                     const Environment& env) {
     std::vector<DefaultHiddenPath> all;
-    for (const auto& row : hidden_by_default()) {
-        for (const auto& base : bases(row.under, home, env))
-            add(all, absolute_path(row.path, base, home), row.showable);
-        if (!row.variable) continue;
-        const std::string value = variable(env, row.variable);
-        std::vector<std::string> named =
-            row.variable_lists_paths
-                ? split_list(value)
-                : (value.empty() ? std::vector<std::string>{} : std::vector<std::string>{value});
-        for (const auto& path : named) {
-            std::string absolute = absolute_path(path, workspace, home);
-            if (*row.below_variable) absolute = absolute_path(row.below_variable, absolute, home);
-            add(all, absolute, row.showable);
-        }
-    }
+    for (const auto& row : hidden_by_default())
+        for (const auto& path : location_paths(row.where, home, workspace, env))
+            add(all, path, row.showable);
     std::vector<DefaultHiddenPath> out;
     for (const auto& entry : all) {
         bool covered = std::any_of(all.begin(), all.end(), [&](const DefaultHiddenPath& other) {
@@ -156,7 +164,7 @@ std::optional<std::string> visible_problem(const std::string& path,
     return "which is not hidden by default (caretz --help lists what is)";
 }
 
-std::string describe(const HiddenByDefault& row) {
+std::string describe(const HostLocation& row) {
     std::string out;
     switch (row.under) {
         case Under::root:

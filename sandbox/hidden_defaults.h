@@ -17,21 +17,32 @@ enum class Under {
     state_home,   // ~/.local/state, and $XDG_STATE_HOME as well when it is set elsewhere
 };
 
-// One row of the table of what every sandbox hides unless the user gives it back. Whatever a
-// sandboxed command prints goes to the model's provider, so credentials must look missing.
-struct HiddenByDefault {
+// A path below one of those folders, for this user: in its default place, and where a
+// variable of the user's moves it.
+struct HostLocation {
     Under under;
     const char* path;  // below `under`
-    // True for the credential stores that `sandbox.visible` may give back; false for what stays
-    // hidden always (daemons' sockets, ssh and gpg keys, AWS keys, Caretz's own config and
-    // state).
-    bool showable;
     // A variable that moves it: it names the folder holding `below_variable`, or the path
-    // itself when `below_variable` is empty; nullptr for none. Both places are hidden, since a
+    // itself when `below_variable` is empty; nullptr for none. Both places count, since a
     // command inside can unset the variable or an rc file can change it.
     const char* variable = nullptr;
     const char* below_variable = "";
     bool variable_lists_paths = false;  // colon-separated, as $KUBECONFIG
+};
+
+// The absolute, normalised paths `location` stands for for a user with this home and
+// environment. A relative path in a variable resolves against the workspace.
+std::vector<std::string> location_paths(const HostLocation& location, const std::string& home,
+                                        const std::string& workspace, const Environment& env);
+
+// One row of the table of what every sandbox hides unless the user gives it back. Whatever a
+// sandboxed command prints goes to the model's provider, so credentials must look missing.
+struct HiddenByDefault {
+    HostLocation where;
+    // True for the credential stores that `sandbox.visible` may give back; false for what stays
+    // hidden always (daemons' sockets, ssh and gpg keys, AWS keys, Caretz's own config and
+    // state).
+    bool showable;
 };
 
 // The table, in the order `--help` lists it.
@@ -57,8 +68,8 @@ std::optional<std::string> visible_problem(const std::string& path,
                                            const std::vector<DefaultHiddenPath>& defaults,
                                            const std::string& home);
 
-// How `--help`, the README and the man page name a row: "~/.kube (and each file in
+// How `--help`, the README and the man page name a location: "~/.kube (and each file in
 // $KUBECONFIG)", "~/.config/gh/hosts.yml (and $GH_CONFIG_DIR/hosts.yml)".
-std::string describe(const HiddenByDefault& row);
+std::string describe(const HostLocation& location);
 
 }  // namespace caretz

@@ -15,7 +15,7 @@
 #include "sandbox/environment.h"
 #include "sandbox/policy.h"
 #include "sandbox/repository_watch.h"
-#include "sandbox/sudo_record.h"
+#include "sandbox/program_run.h"
 
 namespace caretz {
 
@@ -72,9 +72,10 @@ struct SandboxResult {
     int exit_code = 0;
     std::string cwd;            // where the command ended (session mode follows `cd`)
     bool shell_exited = false;  // the command ended the session shell; a fresh one follows
-    // Every sudo the command ran, as Caretz's stand-in for sudo recorded it; nullopt when this
-    // sandbox could not watch sudo (its records file could not be made).
-    std::optional<std::vector<SudoRecord>> sudo_runs;
+    // Every run of a watched program (SandboxSpec::watched_programs) by the command, as
+    // Caretz's stand-in recorded it; nullopt when this sandbox could not watch programs (its
+    // records file could not be made).
+    std::optional<std::vector<ProgramRun>> program_runs;
 };
 
 // What a background job has come to so far.
@@ -135,6 +136,9 @@ struct SandboxSpec {
     // The watch over the writable roots' git repositories, shared by the sandboxes opened
     // from this spec; nullptr for none (a read-only policy).
     std::shared_ptr<RepositoryWatch> repositories;
+    // The programs whose runs Caretz records (sandbox/stand_in.h), by name, looked for in the
+    // folders of $PATH in `env` and the usual system folders.
+    std::vector<std::string> watched_programs;
 };
 
 // Session mode unless `fresh_per_command`; throws SandboxStartError when bwrap cannot start.

@@ -130,9 +130,9 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
     if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
     if (auto reason = hidden_cwd_problem(policy, spec.cwd)) throw SandboxStartError(*reason);
     proxy_ = start_network_proxy(policy);
-    sudo_watch_ = SudoWatch::create();
+    run_watch_ = RunWatch::create(watched_programs(spec));
     std::vector<std::string> extra =
-        caretz_binds(policy, kStatusFd, kExecutableFd, kSupervisorPath, *proxy_, sudo_watch_.get());
+        caretz_binds(policy, kStatusFd, kExecutableFd, kSupervisorPath, *proxy_, run_watch_.get());
     HookFiles hook_files = session_hook_files(spec.shell, policy.home);
     extra.insert(extra.end(), hook_files.args.begin(), hook_files.args.end());
     SandboxCommand bwrap =
@@ -243,8 +243,8 @@ SandboxResult SandboxSession::run(const std::string& command, const CommandIo& i
     if (!shell_alive_) restart_shell();
     wait_until_ready();
 
-    // A background job's sudo, run while no command was, is no command's.
-    if (sudo_watch_) sudo_watch_->discard();
+    // A background job's runs, while no command was running, are no command's.
+    if (run_watch_) run_watch_->discard();
     SandboxResult result;
     send_frame(control_.get(), Frame::run, (io.stdin_from_terminal ? "T" : "N") + command);
     phases_.command_sent();
@@ -252,7 +252,7 @@ SandboxResult SandboxSession::run(const std::string& command, const CommandIo& i
     result.exit_code = phases_.exit_code().value_or(0);
     result.shell_exited = phases_.shell_exited();
     result.cwd = cwd_;
-    if (sudo_watch_) result.sudo_runs = sudo_watch_->take();
+    if (run_watch_) result.program_runs = run_watch_->take();
     return result;
 }
 
@@ -264,9 +264,9 @@ void SandboxSession::wait_until_ready() {
     }
     // A shell that drew its prompt runs in a sandbox whose mounts are all in place (bwrap
     // reports its start earlier), so the host no longer needs the proxy socket's path, nor the
-    // sudo records file's.
+    // run records file's.
     proxy_->remove_socket_path();
-    if (sudo_watch_) sudo_watch_->forget_path();
+    if (run_watch_) run_watch_->forget_path();
 }
 
 template <typename Done>

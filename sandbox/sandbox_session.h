@@ -11,9 +11,9 @@
 #include "pty/unique_fd.h"
 #include "sandbox/command_pump.h"
 #include "sandbox/network_proxy.h"
+#include "sandbox/run_watch.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/session_phases.h"
-#include "sandbox/sudo_watch.h"
 #include "sandbox/supervisor_protocol.h"
 
 namespace caretz {
@@ -65,7 +65,7 @@ private:
     // no command's connection short.
     std::unique_ptr<NetworkProxy> proxy_;
     pid_t bwrap_pid_ = -1;
-    std::unique_ptr<SudoWatch> sudo_watch_;  // nullptr when sudo is not watched
+    std::unique_ptr<RunWatch> run_watch_;  // nullptr when no program is watched
     UniqueFd control_;
     UniqueFd errors_;
     // bwrap keeps writing its status here after the start; closing it early would kill bwrap

@@ -9,7 +9,7 @@ build_packages=(g++ cmake ninja-build pkg-config libvterm-dev libutempter-dev nl
     libcli11-dev catch2 libcurl4-openssl-dev libutf8proc-dev libncurses-dev bubblewrap man-db
     groff-base dpkg-dev)
 test_packages=(tmux bash bash-completion zsh fish sudo strace util-linux procps psmisc openssh-server
-    openssh-client iproute2 python3 clang libclang-rt-14-dev clang-format lintian rsyslog)
+    openssh-client iproute2 python3 clang libclang-rt-14-dev clang-format lintian rsyslog git)
 
 packages=("${build_packages[@]}")
 if [[ "${1:-}" == "--test" ]]; then
@@ -27,6 +27,11 @@ done
 # npm come from Debian only when there is no npm at all.
 if [[ "${1:-}" == "--test" ]] && ! command -v npm >/dev/null; then
     missing+=(nodejs npm)
+fi
+# The credential stores' test runs kubectl; any kubectl will do (one from a cloud SDK too), so
+# Debian's comes only when there is none.
+if [[ "${1:-}" == "--test" ]] && ! command -v kubectl >/dev/null; then
+    missing+=(kubernetes-client)
 fi
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 

@@ -161,6 +161,23 @@ wait_for_count() {
     return 1
 }
 
+# type_command COMMAND: types !COMMAND and Enter at the Caretz prompt; `prompts` counts the
+# prompts shown before, for prompt_back.
+type_command() {
+    prompts=$(count_lines "^caretz>")
+    tmux_ send-keys -t main -l "!$1"
+    tmux_ send-keys -t main Enter
+}
+# ask COMMAND [SECONDS]: types !COMMAND and waits (10 seconds) for a new offer.
+ask() {
+    local offers
+    offers=$(count_lines "Allow once")
+    type_command "$1"
+    wait_for_count "Allow once" "$offers" "${2:-10}"
+}
+# prompt_back [SECONDS]: waits (10 seconds) for the next prompt after the last typed command.
+prompt_back() { wait_for_count "^caretz>" "$prompts" "${1:-10}"; }
+
 # start_pane COMMAND: a 120x40 tmux pane running COMMAND (as root; use user_command_line).
 start_pane() {
     # A server that is still shutting down would take the new session down with it.

@@ -29,12 +29,6 @@ check "the fixture prints sudo's refusal line" grep -q '"no new privileges" flag
 start_pane "$(user_command_line /bin/bash "$ws" "$E2E_BIN --ask-sandbox-off ${FLAGS[*]}; echo CARETZ-EXITED; sleep 600")"
 wait_for_screen "caretz>" 10
 
-type_command() {
-    prompts=$(count_lines "^caretz>")
-    tmux_ send-keys -t main -l "!$1"
-    tmux_ send-keys -t main Enter
-}
-prompt_back() { wait_for_count "^caretz>" "$prompts" 10; }
 offers_shown() { count_lines "Allow once"; }
 
 offers=$(offers_shown)
@@ -76,8 +70,8 @@ tmux_ send-keys -t main Enter
 prompt_back
 
 # The stand-in keeps sudo's output and status exactly: the same as the real sudo's, which it
-# keeps read-only under /.caretz/real-sudo. Captured, so no refusal line shows and nothing asks.
-type_command 'real=/.caretz/real-sudo$(readlink -f "$(command -v sudo)"); a=$(sudo -n true 2>&1; echo "status $?"); b=$($real -n true 2>&1; echo "status $?"); [ "$a" = "$b" ] && [ -n "$a" ] && echo "SAME AS"" SUDO"'
+# keeps read-only under /.caretz/real/sudo. Captured, so no refusal line shows and nothing asks.
+type_command 'real=/.caretz/real/sudo$(readlink -f "$(command -v sudo)"); a=$(sudo -n true 2>&1; echo "status $?"); b=$($real -n true 2>&1; echo "status $?"); [ "$a" = "$b" ] && [ -n "$a" ] && echo "SAME AS"" SUDO"'
 prompt_back
 check "sudo's output and status pass through the stand-in unchanged" wait_for_screen "SAME AS SUDO" 5
 check "... and nothing asked" test "$(offers_shown)" -eq "$((offers + 1))"

@@ -49,21 +49,6 @@ start_caretz() {
 }
 
 
-# type_command COMMAND: types !COMMAND and Enter at the Caretz prompt.
-type_command() {
-    prompts=$(count_lines "^caretz>")
-    tmux_ send-keys -t main -l "!$1"
-    tmux_ send-keys -t main Enter
-}
-# ask COMMAND: types !COMMAND and waits for a new offer.
-ask() {
-    local offers
-    offers=$(count_lines "Allow once")
-    type_command "$1"
-    wait_for_count "Allow once" "$offers" 10
-}
-# Waits for the next prompt after the last typed command.
-prompt_back() { wait_for_count "^caretz>" "$prompts" 10; }
 
 start_caretz
 

@@ -70,13 +70,13 @@ def read_cases():
 
 
 def sudo_records(case):
-    """The case's `sudo-run:` lines as the sudo stand-in writes them (sandbox/sudo_record.h), to
-    go before the output: the detector's fuzzer reads the output as a records file too."""
+    """The case's `sudo-run:` lines as the stand-in writes them (sandbox/program_run.h), to go
+    before the output: the detector's fuzzer reads the output as a records file too."""
     out = b""
     for run in case["fields"].get("sudo-run", []):
         cwd, argv = run.split(" | ", 1)
-        fields = [cwd.encode()] + [a.encode() for a in argv.split()]
-        out += b"sudo " + b",".join(b"%d:%s" % (len(f), f) for f in fields) + b"\n"
+        fields = [b"sudo", cwd.encode()] + [a.encode() for a in argv.split()]
+        out += b"run " + b",".join(b"%d:%s" % (len(f), f) for f in fields) + b"\n"
     return out
 
 

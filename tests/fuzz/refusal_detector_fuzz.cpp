@@ -2,8 +2,8 @@
 // outputs): the command text, a newline, the exit status, a newline, then the output. The
 // output is streamed through OutputLines and RefusalDetector in chunks, as Caretz does, and the
 // result must match detect_refusals() on the whole output; memory stays bounded. The output is
-// also read as the sudo stand-in's records file, whose records must read back as written, and
-// detection runs again with those records as the runs of sudo the sandbox watched.
+// also read as the stand-in's records file, whose records must read back as written, and
+// detection runs again with those records as the runs of the programs the sandbox watched.
 
 #include <algorithm>
 #include <cstdlib>
@@ -84,11 +84,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                     "a write or hidden refusal for a command that succeeded");
     }
 
-    const std::vector<SudoRecord> records = parse_sudo_records(output);
+    const std::vector<ProgramRun> records = parse_program_runs(output);
     for (const auto& record : records)
-        require(parse_sudo_records(encode_sudo_record(record)) == std::vector<SudoRecord>{record},
-                "a sudo record that does not read back as written");
-    ctx.sudo_runs = records;
+        require(parse_program_runs(encode_program_run(record)) == std::vector<ProgramRun>{record},
+                "a run's record that does not read back as written");
+    ctx.program_runs = records;
     std::size_t sudo_refusals = 0;
     for (const auto& r : detector.finish(ctx)) {
         require(!r.subject.empty(), "a refusal without a subject");

@@ -13,9 +13,9 @@ happened. Host facts and expectations are written by hand and left alone. The un
 read the files; they never run these tools.
 
 Every capture (unless the case says `sudo-watch: no`) runs with Caretz's real stand-in for sudo
-in place, as Caretz sets it up inside its sandbox (sandbox/sudo_watch.h): in a private mount
+in place, as Caretz sets it up inside its sandbox (sandbox/run_watch.h): in a private mount
 namespace whose root holds /.caretz, the Caretz binary is bound over each sudo of the host, the
-real sudo at /.caretz/real-sudo/PATH, and a records file at /.caretz/sudo-records. What the
+real sudo at /.caretz/real/sudo/PATH, and a records file at /.caretz/runs. What the
 stand-in records there becomes the case's `sudo-run: CWD | ARGV` lines.
 
 Ways of capturing (the `capture:` value, default `sandbox`):
@@ -139,11 +139,11 @@ def nosuid_sudo():
     return mount
 
 
-# Caretz's stand-in for sudo (sandbox/sudo_record.h, sandbox/bwrap_command.h).
+# Caretz's stand-in for sudo (sandbox/program_run.h, sandbox/stand_in.h).
 SUDO_LOCATIONS = ("/usr/bin/sudo", "/bin/sudo", "/usr/sbin/sudo", "/sbin/sudo",
                   "/usr/local/bin/sudo", "/usr/local/sbin/sudo")
-STAND_IN_RECORDS = "/.caretz/sudo-records"
-REAL_SUDO_DIR = "/.caretz/real-sudo"
+STAND_IN_RECORDS = "/.caretz/runs"
+REAL_SUDO_DIR = "/.caretz/real/sudo"
 RECORDS = SCRATCH + "/sudo-records"
 STAND_IN = SCRATCH + "/caretz"
 NEW_ROOT = SCRATCH + "/root"
@@ -205,7 +205,7 @@ def with_stand_in(argv):
 
 
 def read_records():
-    """The stand-in's records (sandbox/sudo_record.cpp's format), as "CWD | ARGV" lines."""
+    """The stand-in's records of sudo (sandbox/program_run.cpp's format), as "CWD | ARGV" lines."""
     with open(RECORDS, "rb") as f:
         data = f.read().decode("utf-8", "replace")
     lines = []
@@ -220,9 +220,13 @@ def read_records():
         return value
 
     while pos < len(data):
-        if not data.startswith("sudo ", pos):
+        if not data.startswith("run ", pos):
             raise ValueError(f"not a record of the stand-in: {data[pos:pos + 60]!r}")
-        pos += len("sudo ")
+        pos += len("run ")
+        program = field()
+        if data[pos] != ",":
+            raise ValueError("a record of the stand-in without a folder")
+        pos += 1
         cwd = field()
         argv = []
         while data[pos] == ",":
@@ -231,6 +235,8 @@ def read_records():
         if data[pos] != "\n":
             raise ValueError("a record of the stand-in that does not end its line")
         pos += 1
+        if program != "sudo":
+            continue
         if any(not a or any(c.isspace() for c in a) for a in argv):
             raise ValueError(f"an argument the sudo-run: line cannot hold: {argv!r}")
         lines.append(f"{cwd} | {' '.join(argv)}")

@@ -57,7 +57,7 @@ public:
         std::string output;
         int exit_code = 0;
         std::string cwd = kWorkspace;  // where the command ends, as a `cd` in it would leave it
-        std::optional<std::vector<SudoRecord>> sudo_runs = std::vector<SudoRecord>{};
+        std::optional<std::vector<ProgramRun>> program_runs = std::vector<ProgramRun>{};
     };
 
     explicit FakeSandbox(Journal& journal) : journal_(journal) {}
@@ -71,7 +71,7 @@ public:
         io.on_output(std::string_view(script.output).substr(0, half));
         io.on_output(std::string_view(script.output).substr(half));
         cwd_ = script.cwd;
-        return SandboxResult{script.exit_code, script.cwd, false, script.sudo_runs};
+        return SandboxResult{script.exit_code, script.cwd, false, script.program_runs};
     }
     std::string cwd() const override { return cwd_; }
 
@@ -299,8 +299,9 @@ TEST_CASE("pipeline: a script's sudo reaches the offer and the audit line by its
         "root.\r\n";
     session.sandbox.scripts["./deploy.sh"] = {
         refusal + refusal + "deploy finished\r\n", 0, kWorkspace,
-        std::vector<SudoRecord>{{kWorkspace, {"sudo", "-n", "systemctl", "restart", "nginx"}},
-                                {kSubfolder, {"sudo", "-n", "true"}}}};
+        std::vector<ProgramRun>{
+            {"sudo", kWorkspace, {"sudo", "-n", "systemctl", "restart", "nginx"}},
+            {"sudo", kSubfolder, {"sudo", "-n", "true"}}}};
     session.run("./deploy.sh", CommandSource::user);
     REQUIRE(session.approver.offers.size() == 1);
     const std::string details =

@@ -154,14 +154,14 @@ bool is_evidence_of(const std::string& evidence, const std::string& output) {
 }
 
 // "sudo-run: CWD | ARG0 ARG1 ...", one line per run of sudo the stand-in recorded.
-std::vector<SudoRecord> sudo_runs(const Case& c) {
-    std::vector<SudoRecord> runs;
+std::vector<ProgramRun> sudo_runs(const Case& c) {
+    std::vector<ProgramRun> runs;
     const auto it = c.fields.find("sudo-run");
     if (it == c.fields.end()) return runs;
     for (const auto& line : it->second) {
         const auto bar = line.find(" | ");
         REQUIRE(bar != std::string::npos);
-        SudoRecord record{line.substr(0, bar), {}};
+        ProgramRun record{"sudo", line.substr(0, bar), {}};
         std::istringstream in(line.substr(bar + 3));
         for (std::string word; in >> word;) record.argv.push_back(word);
         runs.push_back(record);
@@ -185,7 +185,7 @@ std::vector<Refusal> run(const Case& c) {
                          .host = host,
                          .docker_host = c.field("docker-host")};
     if (!c.field("bus-socket").empty()) ctx.system_bus_socket = c.field("bus-socket");
-    if (c.field("sudo-watch") != "no") ctx.sudo_runs = sudo_runs(c);
+    if (c.field("sudo-watch") != "no") ctx.program_runs = sudo_runs(c);
     return detect_refusals(ctx, c.output);
 }
 

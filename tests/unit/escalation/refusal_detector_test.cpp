@@ -426,9 +426,9 @@ const std::string kNoNewPrivileges =
     "sudo: The \"no new privileges\" flag is set, which prevents sudo from running as root.\n";
 
 std::vector<Refusal> detect_with_runs(const Scene& scene, const std::string& command, int exit_code,
-                                      const std::string& output, std::vector<SudoRecord> runs) {
+                                      const std::string& output, std::vector<ProgramRun> runs) {
     DetectionContext ctx = scene.context(command, exit_code);
-    ctx.sudo_runs = std::move(runs);
+    ctx.program_runs = std::move(runs);
     return detect_refusals(ctx, output);
 }
 
@@ -438,8 +438,8 @@ TEST_CASE("a script's sudo counts when the stand-in recorded it", "[refusal_dete
     const Scene scene;
     const auto refusals = detect_with_runs(
         scene, "./deploy.sh", 0, kNoNewPrivileges + kNoNewPrivileges + "deploy finished\n",
-        {{"/home/cztest/work", {"sudo", "-n", "systemctl", "restart", "nginx"}},
-         {"/home/cztest/work/app", {"sudo", "-n", "true"}}});
+        {{"sudo", "/home/cztest/work", {"sudo", "-n", "systemctl", "restart", "nginx"}},
+         {"sudo", "/home/cztest/work/app", {"sudo", "-n", "true"}}});
     CHECK(subjects(refusals) ==
           Subjects{"sudo sudo -n systemctl restart nginx", "sudo sudo -n true"});
     CHECK(refusals[0].origin == "run by the command in /home/cztest/work");
@@ -450,15 +450,15 @@ TEST_CASE("a script's sudo counts when the stand-in recorded it", "[refusal_dete
 
 TEST_CASE("each run of sudo is named, the same line twice too", "[refusal_detector]") {
     const Scene scene;
-    const SudoRecord run{"/home/cztest/work", {"sudo", "-n", "true"}};
+    const ProgramRun run{"sudo", "/home/cztest/work", {"sudo", "-n", "true"}};
     const auto refusals = detect_with_runs(scene, "./deploy.sh", 0, kNoNewPrivileges, {run, run});
     CHECK(subjects(refusals) == Subjects{"sudo sudo -n true", "sudo sudo -n true"});
 }
 
 TEST_CASE("a loop of sudo names a bounded number of them", "[refusal_detector]") {
     const Scene scene;
-    std::vector<SudoRecord> runs;
-    for (int i = 0; i < 20; ++i) runs.push_back({"/w", {"sudo", "rm", std::to_string(i)}});
+    std::vector<ProgramRun> runs;
+    for (int i = 0; i < 20; ++i) runs.push_back({"sudo", "/w", {"sudo", "rm", std::to_string(i)}});
     const auto refusals = detect_with_runs(scene, "./clean.sh", 1, kNoNewPrivileges, runs);
     REQUIRE(refusals.size() == 8);
     CHECK(refusals.back().origin == "run by the command in /w; 12 more runs of sudo not shown");
@@ -473,7 +473,7 @@ TEST_CASE("a watched sandbox trusts the records, not the command text", "[refusa
               .empty());
     // A record without sudo's refusal line: sudo ran and did not say the sandbox stopped it.
     CHECK(detect_with_runs(scene, "./deploy.sh", 1, "sudo: a password is required\n",
-                           {{"/w", {"sudo", "true"}}})
+                           {{"sudo", "/w", {"sudo", "true"}}})
               .empty());
     // Nothing watched: the command text decides, as before.
     CHECK(subjects(scene.detect("sudo -n true", 1, kNoNewPrivileges)) == Subjects{"sudo sudo"});

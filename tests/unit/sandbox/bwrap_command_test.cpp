@@ -317,25 +317,55 @@ TEST_CASE("a writable root inside a hidden path stays hidden") {
     CHECK_FALSE(mentions(args, "/home/u/.aws"));
 }
 
-TEST_CASE("every sudo of the host is covered by the stand-in, its real binary kept aside") {
+TEST_CASE("every watched program of the host is covered by the stand-in, the real one kept aside") {
     FakeHostFs host({{"/usr", "d"},
                      {"/usr/bin", "d"},
                      {"/usr/bin/sudo", "f"},
                      {"/usr/local/bin/sudo", "l:/usr/bin/sudo"},  // the same sudo: once
                      {"/usr/local/sbin/sudo", "l:/opt/secret/sudo"},
                      {"/opt/secret/sudo", "f"},
-                     {"/usr/sbin/sudo", "d"}});  // not a program
+                     {"/usr/sbin/sudo", "d"},  // not a program
+                     {"/usr/bin/kubectl", "l:/usr/lib/sdk/bin/kubectl"},
+                     {"/usr/lib/sdk/bin/kubectl", "f"},
+                     {"/home/u/bin/git", "f"},         // on the user's $PATH only
+                     {"/home/u/proj/bin/git", "f"}});  // in the workspace: left alone
     PolicySettings settings;
     settings.hidden = {"/opt/secret"};
-    Args args = sudo_watch_arguments(policy_for("/home/u/proj", settings), host, "/proc/self/fd/5",
-                                     "/run/user/1/records");
-    CHECK(args == Args{"--bind", "/run/user/1/records", "/.caretz/sudo-records", "--ro-bind",
-                       "/usr/bin/sudo", "/.caretz/real-sudo/usr/bin/sudo", "--ro-bind",
-                       "/proc/self/fd/5", "/usr/bin/sudo"});
+    const WatchedPrograms programs{{"sudo", "kubectl", "git", "helm"},
+                                   path_folders("/home/u/bin:bin:/home/u/proj/bin::/usr/bin")};
+    Args args = run_watch_arguments(policy_for("/home/u/proj", settings), host, programs,
+                                    "/proc/self/fd/5", "/run/user/1/records");
+    CHECK(args == Args{"--bind",
+                       "/run/user/1/records",
+                       "/.caretz/runs",
+                       "--ro-bind",
+                       "/usr/bin/sudo",
+                       "/.caretz/real/sudo/usr/bin/sudo",
+                       "--ro-bind",
+                       "/proc/self/fd/5",
+                       "/usr/bin/sudo",
+                       "--ro-bind",
+                       "/usr/lib/sdk/bin/kubectl",
+                       "/.caretz/real/kubectl/usr/lib/sdk/bin/kubectl",
+                       "--ro-bind",
+                       "/proc/self/fd/5",
+                       "/usr/lib/sdk/bin/kubectl",
+                       "--ro-bind",
+                       "/home/u/bin/git",
+                       "/.caretz/real/git/home/u/bin/git",
+                       "--ro-bind",
+                       "/proc/self/fd/5",
+                       "/home/u/bin/git"});
 }
 
-TEST_CASE("a host without sudo gets no stand-in, only the records file") {
+TEST_CASE("only the absolute folders of $PATH are searched") {
+    CHECK(path_folders("/a/b/:c::/d/../e:") == std::vector<std::string>{"/a/b", "/e"});
+    CHECK(path_folders("").empty());
+}
+
+TEST_CASE("a host without watched programs gets no stand-in, only the records file") {
     FakeHostFs host(std::map<std::string, std::string>{{"/usr", "d"}});
-    Args args = sudo_watch_arguments(policy_for("/home/u/proj"), host, "/proc/self/fd/5", "/r");
-    CHECK(args == Args{"--bind", "/r", "/.caretz/sudo-records"});
+    Args args = run_watch_arguments(policy_for("/home/u/proj"), host, {{"sudo", "git"}, {}},
+                                    "/proc/self/fd/5", "/r");
+    CHECK(args == Args{"--bind", "/r", "/.caretz/runs"});
 }

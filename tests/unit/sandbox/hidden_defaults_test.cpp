@@ -173,7 +173,7 @@ TEST_CASE("sandbox.visible may name a credential store and nothing else") {
 TEST_CASE("--help names each row with the variable that moves it") {
     const auto& table = hidden_by_default();
     std::vector<std::string> names;
-    for (const auto& row : table) names.push_back(describe(row));
+    for (const auto& row : table) names.push_back(describe(row.where));
     auto has = [&](const std::string& name) {
         return std::find(names.begin(), names.end(), name) != names.end();
     };

@@ -1,0 +1,104 @@
+#include "sandbox/run_watch.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <string_view>
+
+namespace caretz {
+
+namespace {
+
+constexpr std::string_view kFolderPrefix = "caretz-runs-";
+
+// Removes the records folders of this user's Caretz processes that are gone (killed before
+// they could clean up). A folder's name carries its owner's pid.
+void remove_stale_folders(const std::string& base) {
+    DIR* dir = ::opendir(base.c_str());
+    if (!dir) return;
+    while (const dirent* entry = ::readdir(dir)) {
+        std::string_view name(entry->d_name);
+        if (!name.starts_with(kFolderPrefix)) continue;
+        const pid_t owner = static_cast<pid_t>(std::atol(entry->d_name + kFolderPrefix.size()));
+        const std::string folder = base + "/" + entry->d_name;
+        struct stat st {};
+        if (owner <= 0 || ::lstat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+            st.st_uid != ::geteuid() || ::kill(owner, 0) == 0 || errno != ESRCH)
+            continue;
+        ::unlink((folder + "/records").c_str());
+        ::rmdir(folder.c_str());
+    }
+    ::closedir(dir);
+}
+
+}  // namespace
+
+WatchedPrograms watched_programs(const SandboxSpec& spec) {
+    auto path = spec.env.find("PATH");
+    return {spec.watched_programs,
+            path == spec.env.end() ? std::vector<std::string>{} : path_folders(path->second)};
+}
+
+std::unique_ptr<RunWatch> RunWatch::create(WatchedPrograms programs) {
+    const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+    const std::string runtime_dir = runtime ? runtime : "";
+    struct stat st {};
+    const std::string base =
+        !runtime_dir.empty() && ::stat(runtime_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)
+            ? runtime_dir
+            : "/tmp";
+    remove_stale_folders(base);
+    std::string dir =
+        base + "/" + std::string(kFolderPrefix) + std::to_string(::getpid()) + "-XXXXXX";
+    if (!::mkdtemp(dir.data())) return nullptr;
+    UniqueFd file(::open((dir + "/records").c_str(),
+                         O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!file.valid()) {
+        ::rmdir(dir.c_str());
+        return nullptr;
+    }
+    return std::unique_ptr<RunWatch>(
+        new RunWatch(std::move(programs), std::move(dir), std::move(file)));
+}
+
+RunWatch::~RunWatch() {
+    forget_path();
+}
+
+std::vector<std::string> RunWatch::bwrap_arguments(const SandboxPolicy& policy, const HostFs& fs,
+                                                   const std::string& stand_in) const {
+    return run_watch_arguments(policy, fs, programs_, stand_in, path());
+}
+
+void RunWatch::forget_path() {
+    if (path_forgotten_) return;
+    ::unlink(path().c_str());
+    ::rmdir(dir_.c_str());
+    path_forgotten_ = true;
+}
+
+std::vector<ProgramRun> RunWatch::take() {
+    struct stat st {};
+    if (::fstat(file_.get(), &st) != 0 || st.st_size == 0) return {};
+    std::string text(
+        std::min<std::size_t>(static_cast<std::size_t>(st.st_size), kMaxRunRecordsBytes), '\0');
+    const ssize_t n = ::pread(file_.get(), text.data(), text.size(), 0);
+    text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    discard();
+    return parse_program_runs(text);
+}
+
+void RunWatch::discard() {
+    struct stat st {};
+    if (::fstat(file_.get(), &st) != 0 || st.st_size == 0) return;
+    // Emptying a file of Caretz's own fails only on an I/O error; its records then show again.
+    if (::ftruncate(file_.get(), 0) != 0) return;
+}
+
+}  // namespace caretz
