@@ -14,8 +14,8 @@
 #include "pty/terminal.h"
 #include "sandbox/environment.h"
 #include "sandbox/policy.h"
-#include "sandbox/repository_watch.h"
 #include "sandbox/program_run.h"
+#include "sandbox/repository_watch.h"
 
 namespace caretz {
 
