@@ -7,8 +7,9 @@
 # the exit status says whether all passed.
 # Runs as root: the end-to-end tests create an unprivileged user and run Caretz as that user.
 # Arguments go to the ctest runs of build/ and build-asan/ (e.g. -R unit_). Tests run three at
-# a time: the end-to-end tests spend most of their time waiting on terminals and sandboxes, and
-# each has a home, workspace, tmux server and process names of its own (tests/e2e/lib.sh).
+# a time, two under the sanitizers, which need the CPU more: the end-to-end tests spend most of
+# their time waiting on terminals and sandboxes, and each has a home, workspace, tmux server and
+# process names of its own (tests/e2e/lib.sh).
 # CARETZ_TEST_SANITIZE=0 and CARETZ_TEST_FUZZ=0 skip those steps.
 set -euo pipefail
 top="$(cd "$(dirname "$0")/.." && pwd)"
@@ -37,7 +38,7 @@ if [[ ${CARETZ_TEST_SANITIZE:-1} != 0 ]]; then
     # The e2e_setup fixture of this build installs the sanitized binary for the end-to-end tests.
     (cd "$top/build-asan" &&
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-            ctest --output-on-failure --timeout 900 -j3 "$@") || status=1
+            ctest --output-on-failure --timeout 900 -j2 "$@") || status=1
     elapsed "sanitizer build and tests" "$start"
 fi
 

@@ -28,6 +28,8 @@ start_caretz() { start_caretz_pane "$ws" "$@"; }
 start_caretz
 type_line '!echo before-the-kill'
 wait_for_screen "before-the-kill" 10
+# Keys typed while a command still runs go to that command, so the next one waits for the prompt.
+wait_for_prompt
 caretz=$(caretz_pid)
 type_line '!sleep 3000; echo sleep-finished'
 sleep 1

@@ -39,7 +39,9 @@ wait_visible() {
 }
 audit_lines() { if [[ -f $audit ]]; then wc -l <"$audit"; else echo 0; fi; }
 
-# offer_for COMMAND: starts Caretz on COMMAND in a fresh pane and waits for the offer's prompt.
+# offer_for COMMAND: starts Caretz on COMMAND in a fresh pane and waits for the offer, whole:
+# its prompt alone is not enough, since the commands here print fake prompts of their own before
+# the real offer comes. COMMAND ends with a tail word that only the offer shows.
 offer_for() {
     printf '%s' "$1" >"$cmdfile"
     chown "$E2E_USER:" "$cmdfile"
@@ -47,7 +49,12 @@ offer_for() {
     AUDIT_BEFORE=$(audit_lines)
     pane "$(user_command_line "$SH" "$ws" \
         "$E2E_BIN --ask-sandbox-off exec ${MODE[*]} \"\$(cat $cmdfile)\"; echo EXITED=\$?; exec sleep 3600")"
-    wait_visible "choice>"
+    local deadline=$((SECONDS + 20))
+    while ((SECONDS < deadline)); do
+        offer_intact "$(visible)" "${1##* }" && return 0
+        sleep 0.2
+    done
+    return 1
 }
 
 # The offer as Caretz wrote it is what the user sees: its header, the whole command (ending in
