@@ -54,40 +54,15 @@ DoctorCheck problem(std::string name, std::string what) {
     return {std::move(name), "", std::move(what)};
 }
 
-// The first line `argv` prints, or nullopt when it cannot run or fails.
-std::optional<std::string> first_line_of(const std::vector<std::string>& argv) {
-    int pipe_fds[2];
-    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return std::nullopt;
-    UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
-    UniqueFd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-    SpawnOptions options;
-    options.stdin_fd = null_in.get();
-    options.stdout_fd = write_end.get();
-    options.stderr_fd = write_end.get();
-    pid_t pid = spawn_process(argv, options);
-    write_end.reset();
-    if (pid < 0) return std::nullopt;
-    std::string out;
-    char buf[512];
-    while (true) {
-        ssize_t n = ::read(read_end.get(), buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        out.append(buf, static_cast<size_t>(n));
-    }
-    if (wait_for_exit(pid) != 0) return std::nullopt;
-    return out.substr(0, out.find('\n'));
-}
-
 DoctorCheck check_bubblewrap() {
     if (auto why = bubblewrap_problem()) return problem("bubblewrap", *why);
     std::string path = find_in_path("bwrap");
-    auto version = first_line_of({path, "--version"});
+    auto version = output_of({path, "--version"}, {}, StderrTo::output);
     if (!version)
         return problem("bubblewrap", path +
                                          " does not run; reinstall it with: apt-get install "
                                          "--reinstall bubblewrap");
-    return ok("bubblewrap", *version + " (" + path + ")");
+    return ok("bubblewrap", version->substr(0, version->find('\n')) + " (" + path + ")");
 }
 
 DoctorCheck check_user_namespaces() {

@@ -1,9 +1,6 @@
 #include "escalation/question_notice.h"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <thread>
@@ -28,43 +25,6 @@ std::string tmux_passthrough(std::string_view sequence) {
         out += c;
     }
     return out + "\x1b\\";
-}
-
-// What `argv` prints on stdout within `timeout`; nullopt when it cannot start or takes longer
-// (it is killed then).
-std::optional<std::string> output_of(const std::vector<std::string>& argv,
-                                     std::chrono::milliseconds timeout) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
-    UniqueFd read_end(fds[0]), write_end(fds[1]);
-    UniqueFd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
-    SpawnOptions options;
-    options.stdin_fd = null.get();
-    options.stdout_fd = write_end.get();
-    options.stderr_fd = null.get();
-    options.new_session = true;
-    options.search_path = true;
-    pid_t pid = spawn_process(argv, options);
-    write_end.reset();
-    if (pid < 0) return std::nullopt;
-    std::string out;
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    bool ended = false;
-    while (!ended) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        pollfd p{read_end.get(), POLLIN, 0};
-        if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) == 0) break;
-        char buf[256];
-        ssize_t n = ::read(read_end.get(), buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n > 0) out.append(buf, static_cast<size_t>(n));
-        ended = n <= 0;
-    }
-    if (!ended) ::kill(pid, SIGKILL);
-    const int status = wait_for_exit(pid);
-    if (!ended || status != 0) return std::nullopt;
-    return out;
 }
 
 }  // namespace
@@ -110,7 +70,10 @@ NoticeRoute notice_route(const Environment& env) {
         argv.push_back(pane->second);
     }
     argv.push_back("#{allow-passthrough}");
-    auto answer = output_of(argv, std::chrono::seconds(1));
+    SpawnOptions options;
+    options.new_session = true;
+    options.search_path = true;
+    auto answer = output_of(argv, options, StderrTo::null, std::chrono::seconds(1));
     if (!answer) return NoticeRoute::tmux;
     while (!answer->empty() && (answer->back() == '\n' || answer->back() == ' '))
         answer->pop_back();

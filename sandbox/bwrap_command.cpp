@@ -3,20 +3,12 @@
 #include <algorithm>
 #include <set>
 
+#include "sandbox/path_names.h"
 #include "sandbox/program_run.h"
 
 namespace caretz {
 
 namespace {
-
-std::string join_path(const std::string& dir, const std::string& name) {
-    return dir == "/" ? "/" + name : dir + "/" + name;
-}
-
-std::string parent_of(const std::string& path) {
-    auto slash = path.rfind('/');
-    return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 class Builder {
 public:

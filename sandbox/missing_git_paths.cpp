@@ -2,20 +2,9 @@
 
 #include <algorithm>
 
+#include "sandbox/path_names.h"
+
 namespace caretz {
-
-namespace {
-
-std::string parent_of(const std::string& path) {
-    auto slash = path.rfind('/');
-    return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string name_of(const std::string& path) {
-    return path.substr(path.rfind('/') + 1);
-}
-
-}  // namespace
 
 std::vector<std::string> create_missing_git_paths(SandboxPolicy& policy, const HostFs& fs,
                                                   const EmptyPathCreator& create) {

@@ -17,6 +17,7 @@
 
 #include "sandbox/git_config_filter.h"
 #include "sandbox/host_fs.h"
+#include "sandbox/path_names.h"
 #include "sandbox/spawn.h"
 
 namespace caretz {
@@ -27,19 +28,6 @@ namespace {
 // git reads in a repository Caretz knows of are read-only inside already.
 constexpr uint32_t kEvents = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW;
 constexpr const char* kAside = ".disabled-by-caretz";
-
-std::string join(const std::string& dir, const std::string& name) {
-    return dir == "/" ? "/" + name : dir + "/" + name;
-}
-
-std::string parent_of(const std::string& path) {
-    auto slash = path.rfind('/');
-    return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string name_of(const std::string& path) {
-    return path.substr(path.rfind('/') + 1);
-}
 
 std::optional<struct stat> lstat_of(const std::string& path) {
     struct stat st;
@@ -111,21 +99,14 @@ bool rewrite(const std::string& path, const std::string& text) {
 // The file a path in a `.git` file or `commondir` names, relative to `base`.
 std::string named_path(std::string text, const std::string& base) {
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-    return text.starts_with("/") ? text : join(base, text);
+    return text.starts_with("/") ? text : join_path(base, text);
 }
 
 // The settings in a config file as git reads it, asking git itself, so no parser of Caretz's
 // can read the file differently from the git that will use it. It runs with no config of the
 // user's, outside any repository, and does not follow includes.
 std::optional<std::vector<GitConfigEntry>> read_git_config(const std::string& path) {
-    int out[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) return std::nullopt;
-    UniqueFd read_end(out[0]), write_end(out[1]);
-    UniqueFd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     SpawnOptions options;
-    options.stdin_fd = null_in.get();
-    options.stdout_fd = write_end.get();
-    options.stderr_fd = null_in.get();
     options.env = Environment{{"PATH", "/usr/local/bin:/usr/bin:/bin"},
                               {"HOME", "/nonexistent"},
                               {"GIT_CONFIG_NOSYSTEM", "1"},
@@ -134,17 +115,10 @@ std::optional<std::vector<GitConfigEntry>> read_git_config(const std::string& pa
                               {"LC_ALL", "C"}};
     options.cwd = {"/"};
     options.search_path = true;
-    pid_t pid = spawn_process(
-        {"git", "config", "--file", path, "--no-includes", "--list", "--null"}, options);
-    write_end.reset();
-    if (pid < 0) return std::nullopt;
-    std::string text;
-    char buf[8192];
-    ssize_t n;
-    while ((n = ::read(read_end.get(), buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
-        if (n > 0) text.append(buf, static_cast<size_t>(n));
-    if (wait_for_exit(pid) != 0) return std::nullopt;
-    return parse_git_config_list(text);
+    auto text =
+        output_of({"git", "config", "--file", path, "--no-includes", "--list", "--null"}, options);
+    if (!text) return std::nullopt;
+    return parse_git_config_list(*text);
 }
 
 }  // namespace
@@ -272,7 +246,7 @@ void RepositoryWatch::protect_named(const std::string& path, bool folder, Sandbo
     if (!real || !within_writable(*real)) return;
     std::string made = *real;
     for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
-        made = join(made, name_of(*it));
+        made = join_path(made, name_of(*it));
         const bool last = it + 1 == missing.rend();
         if (!create_empty_path(made,
                                last && !folder ? HostFs::Type::file : HostFs::Type::directory))
@@ -310,7 +284,8 @@ void RepositoryWatch::follow_config(const std::string& config, const std::vector
             if (entry.value->starts_with("/") || entry.value->starts_with("~")) {
                 protect_named(expanded(*entry.value, "/"), true, policy);
             } else {
-                for (const auto& top : tops) protect_named(join(top, *entry.value), true, policy);
+                for (const auto& top : tops)
+                    protect_named(join_path(top, *entry.value), true, policy);
             }
         }
     }
@@ -393,7 +368,7 @@ void RepositoryWatch::walk(const std::string& top, Found& found) {
                                                  : DT_UNKNOWN;
                 }
                 if (type == DT_DIR) {
-                    std::string path = join(dir, name);
+                    std::string path = join_path(dir, name);
                     // A folder without a watch that is known already is looked at by its own
                     // change time.
                     if (!hidden_.count(path) && !unwatched_.count(path))
@@ -404,7 +379,7 @@ void RepositoryWatch::walk(const std::string& top, Found& found) {
                 } else if (std::strcmp(name, "commondir") == 0 && type == DT_REG) {
                     commondir = true;
                 } else if (std::strcmp(name, ".git") == 0 && (type == DT_REG || type == DT_LNK)) {
-                    found.git_links.push_back(join(dir, name));
+                    found.git_links.push_back(join_path(dir, name));
                 }
             }
         }
@@ -413,7 +388,7 @@ void RepositoryWatch::walk(const std::string& top, Found& found) {
             found.git_dirs.push_back(dir);
             // Git never looks for a repository among the object files: no need to search
             // the 256 folders there.
-            const std::string objects_dir = join(dir, "objects");
+            const std::string objects_dir = join_path(dir, "objects");
             for (size_t i = first_child; i < stack.size(); ++i)
                 if (stack[i] == objects_dir) {
                     stack.erase(stack.begin() + static_cast<long>(i));
@@ -450,8 +425,8 @@ void RepositoryWatch::read_events(std::set<std::string>& candidates,
             if (ev->len == 0) continue;
             const std::string& dir = it->second;
             const std::string name = ev->name;
-            if (ev->mask & IN_ISDIR) new_dirs.push_back(join(dir, name));
-            if (name == ".git") candidates.insert(join(dir, name));
+            if (ev->mask & IN_ISDIR) new_dirs.push_back(join_path(dir, name));
+            if (name == ".git") candidates.insert(join_path(dir, name));
             // A file git reads in a git folder, or a new entry in one's hooks.
             if (name == "HEAD" || name == "objects" || name == "commondir" || name == "config" ||
                 name == "config.worktree" || name == "hooks")
@@ -554,7 +529,7 @@ std::optional<std::string> RepositoryWatch::inspect(const std::string& path,
             git_dir = named_path(text->substr(8), base);
         }
         if (auto real_base = real_path(base); real_base && within_writable(*real_base)) {
-            const std::string link = join(*real_base, ".git");
+            const std::string link = join_path(*real_base, ".git");
             if (!is_known(link)) protect_now(link);
         }
     }
@@ -626,7 +601,7 @@ void RepositoryWatch::neutralise(const std::string& dir, std::vector<RepositoryF
         }
         ::closedir(d);
         for (const auto& name : names) {
-            const std::string hook = join(hooks, name);
+            const std::string hook = join_path(hooks, name);
             std::string aside = move_aside(hook);
             if (aside.empty())
                 out.push_back({Kind::not_protected, hook, "it cannot be moved aside", ""});

@@ -1,6 +1,7 @@
 #include "sandbox/spawn.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -101,6 +102,43 @@ int wait_for_exit(pid_t pid) {
         if (errno != EINTR) return 1;
     }
     return exit_status_of(status);
+}
+
+std::optional<std::string> output_of(const std::vector<std::string>& argv, SpawnOptions options,
+                                     StderrTo stderr_to,
+                                     std::optional<std::chrono::milliseconds> timeout) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
+    UniqueFd read_end(fds[0]), write_end(fds[1]);
+    UniqueFd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
+    options.stdin_fd = null.get();
+    options.stdout_fd = write_end.get();
+    options.stderr_fd = stderr_to == StderrTo::output ? write_end.get() : null.get();
+    pid_t pid = spawn_process(argv, options);
+    write_end.reset();
+    if (pid < 0) return std::nullopt;
+    std::string out;
+    const auto deadline =
+        std::chrono::steady_clock::now() + timeout.value_or(std::chrono::hours(24));
+    bool ended = false;
+    while (!ended) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        pollfd p{read_end.get(), POLLIN, 0};
+        if (left.count() <= 0) break;
+        int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready == 0) break;
+        char buf[8192];
+        ssize_t n = ::read(read_end.get(), buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n > 0) out.append(buf, static_cast<size_t>(n));
+        ended = n <= 0;
+    }
+    if (!ended) ::kill(pid, SIGKILL);
+    const int status = wait_for_exit(pid);
+    if (!ended || status != 0) return std::nullopt;
+    return out;
 }
 
 UniqueFd open_own_executable() {

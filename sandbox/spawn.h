@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,6 +55,16 @@ int exit_status_of(int wait_status);
 
 // Waits for the child and returns its exit status.
 int wait_for_exit(pid_t pid);
+
+// Where output_of sends the program's stderr.
+enum class StderrTo { null, output };
+
+// What `argv` prints on stdout (and stderr, with StderrTo::output), run as `options` say with
+// stdin from /dev/null; nullopt when it cannot start, exits with another status than 0, or is
+// still running after `timeout` (it is killed then).
+std::optional<std::string> output_of(const std::vector<std::string>& argv, SpawnOptions options,
+                                     StderrTo stderr_to = StderrTo::null,
+                                     std::optional<std::chrono::milliseconds> timeout = {});
 
 // The running binary itself, by descriptor: bwrap binds it into a sandbox through
 // /proc/self/fd/N, so what runs inside (the session supervisor, the network forwarder) is
