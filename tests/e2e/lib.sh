@@ -189,16 +189,8 @@ start_pane() {
 # own_home: gives the test a home of its own in TEST_HOME, set up as a new user's (/etc/skel,
 # fish's folders), so tests that run at the same time never share rc files, config, audit log,
 # credentials or transcripts. Tests call it before anything that uses the home.
-# Homes of tests that no longer run (their PID is in the name) are removed first, since tests
-# end by traps of their own; every sandbox lists the folders beside its home.
 own_home() {
-    local old pid
-    for old in "$E2E_HOME"/home.*.*; do
-        pid=${old#"$E2E_HOME"/home.}
-        pid=${pid%%.*}
-        [[ $pid =~ ^[0-9]+$ ]] && ! kill -0 "$pid" 2>/dev/null && rm -rf "$old"
-    done
-    TEST_HOME=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/home.$$.XXXXXX")
+    TEST_HOME=$(runuser -u "$E2E_USER" -- mktemp -d "$E2E_HOME/home.XXXXXX")
     runuser -u "$E2E_USER" -- cp -rT /etc/skel "$TEST_HOME"
     init_fish_home "$TEST_HOME"
 }
