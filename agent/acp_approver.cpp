@@ -59,9 +59,10 @@ void AcpApprover::update_tool_call(const std::string& id, const std::string& sta
 
 Decision AcpApprover::ask_sandbox_off(const SandboxOffOffer& offer) {
     const std::string id = turn_.current_tool_call();
-    const std::string text =
-        std::string(kOfferHeading) + "\n" +
-        offer_details(offer.command, offer.cwd, offer.refusals) +
+    std::string text{kOfferHeading};
+    text += '\n';
+    text += offer_details(offer.command, offer.cwd, offer.refusals);
+    text +=
         "Run it again OUTSIDE the sandbox? It runs without a terminal, so sudo cannot ask for a "
         "password.\n";
     nlohmann::json tool_call = {{"toolCallId", id},

@@ -31,7 +31,10 @@ void append_output(std::string& text, const std::string& output) {
 
 std::string command_result_text(const CommandOutcome& outcome, bool interrupted) {
     std::string text;
-    if (outcome.ran_on_host) text += std::string(kRanOutsideNote) + "\n";
+    if (outcome.ran_on_host) {
+        text += kRanOutsideNote;
+        text += '\n';
+    }
     text += "exit status: " + std::to_string(outcome.exit_code);
     if (interrupted) text += " (the user stopped the command with Ctrl-C)";
     if (outcome.shell_exited)

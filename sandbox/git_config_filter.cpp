@@ -24,7 +24,7 @@ std::optional<KeyParts> split_key(const std::string& key) {
     return parts;
 }
 
-std::string quoted(std::string_view text) {
+std::string git_quoted(std::string_view text) {
     std::string out = "\"";
     for (char c : text) {
         if (c == '\\' || c == '"') {
@@ -94,12 +94,12 @@ std::string git_config_text(const std::vector<GitConfigEntry>& entries) {
                                                                    parts->subsection};
         if (current != section) {
             text += "[" + parts->section;
-            if (parts->subsection) text += " " + quoted(*parts->subsection);
+            if (parts->subsection) text += " " + git_quoted(*parts->subsection);
             text += "]\n";
             current = section;
         }
         text += "\t" + parts->name;
-        if (entry.value) text += " = " + quoted(*entry.value);
+        if (entry.value) text += " = " + git_quoted(*entry.value);
         text += "\n";
     }
     return text;

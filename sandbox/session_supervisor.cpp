@@ -27,6 +27,7 @@
 #include "sandbox/bwrap_command.h"
 #include "sandbox/environment.h"
 #include "sandbox/network_forwarder.h"
+#include "sandbox/path_names.h"
 #include "sandbox/spawn.h"
 #include "sandbox/supervisor_protocol.h"
 
@@ -349,7 +350,7 @@ private:
         } else {
             unattended_.emplace(setup_.nonce);
         }
-        std::string file = std::string(kRuntimeDir) + "/command." + std::to_string(++commands_);
+        std::string file = join_path(kRuntimeDir, "command." + std::to_string(++commands_));
         write_file(file, payload.substr(1) + "\n");
         // Ctrl-U first: it erases whatever the user typed ahead without Enter, which the shell
         // holds as the start of its next line (kill-line in readline, zsh and fish alike).

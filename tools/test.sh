@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing, checks that the C and C++ sources match .clang-format, builds with
 # warnings as errors, and runs the whole test suite (build/).
-# Then builds once more with AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/) and
-# runs the unit and end-to-end tests under it, and builds the libFuzzer targets with clang
-# (build-fuzz/) and runs each for a short while. Every step runs even when an earlier one fails;
+# Then builds once more, with clang, AddressSanitizer and UndefinedBehaviorSanitizer
+# (build-asan/), and runs the unit tests and the end-to-end tests labelled "sanitized" (every
+# part of Caretz once) under it, and builds the libFuzzer targets with clang (build-fuzz/) and
+# runs each for a short while. Every step runs even when an earlier one fails;
 # the exit status says whether all passed.
 # Runs as root: the end-to-end tests create an unprivileged user and run Caretz as that user.
 # Arguments go to the ctest runs of build/ and build-asan/ (e.g. -R unit_). Tests run three at
@@ -32,13 +33,13 @@ elapsed "tests" "$start"
 if [[ ${CARETZ_TEST_SANITIZE:-1} != 0 ]]; then
     start=$SECONDS
     step "tests under AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/)"
-    cmake -S "$top" -B "$top/build-asan" -G Ninja -DCARETZ_WERROR=ON -DBUILD_TESTING=ON \
-        -DCARETZ_SANITIZE=ON >/dev/null
+    CC=clang CXX=clang++ cmake -S "$top" -B "$top/build-asan" -G Ninja -DCARETZ_WERROR=ON \
+        -DBUILD_TESTING=ON -DCARETZ_SANITIZE=ON >/dev/null
     cmake --build "$top/build-asan" -j"$(nproc)"
     # The e2e_setup fixture of this build installs the sanitized binary for the end-to-end tests.
     (cd "$top/build-asan" &&
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-            ctest --output-on-failure --timeout 900 -j2 "$@") || status=1
+            ctest --output-on-failure --timeout 900 -j2 -L sanitized "$@") || status=1
     elapsed "sanitizer build and tests" "$start"
 fi
 

@@ -10,7 +10,6 @@ source "$(dirname "$0")/agent_lib.sh"
 own_home
 ws=$TEST_HOME/ws
 runuser -u "$E2E_USER" -- mkdir "$ws"
-init_fish_home "$TEST_HOME"
 trap 'agent_cleanup; rm -rf "$TEST_HOME"' EXIT
 export MODEL_SERVER_KEY=$API_KEY
 start_model '[]'

@@ -390,8 +390,13 @@ E2E_ENV=()
 
 # --- processes -----------------------------------------------------------------------------------
 as_user "$SH" "$ws" sleep "987653.$$" </dev/null >/dev/null 2>&1 &
-sleep 0.3
-sleeper=$(pgrep -u "$E2E_USER" -fx "sleep 987653.$$" | head -1)
+sleeper=
+for _ in $(seq 100); do
+    sleeper=$(pgrep -u "$E2E_USER" -fx "sleep 987653.$$" | head -1)
+    [[ -n $sleeper ]] && break
+    sleep 0.1
+done
+check "control: a host process of the user's runs" test -n "$sleeper"
 alive() { kill -0 "$sleeper" 2>/dev/null; }
 attempt "kill -0 a host process" "ESRCH" "kill -0 $sleeper || echo 'kill: no such process'" \
     eval '[[ $OUT == *"o such process"* ]] && alive'

@@ -14,7 +14,6 @@ sandbox_mode "${2:-session}"
 
 own_home
 trap 'tmux_ kill-server 2>/dev/null; rm -rf "$TEST_HOME"' EXIT
-[[ $SHELL_NAME == fish ]] && init_fish_home "$TEST_HOME"
 u() { runuser -u "$E2E_USER" -- "$@"; }
 host_git() {
     local dir=$1

@@ -51,7 +51,11 @@ caretz_as_user() {
 # A fish user has already run fish interactively once: fish's own folders and universal
 # variables exist. Without them fish tries to write them on every start, and in the
 # read-only home of the sandbox it complains in the middle of command output.
+# Its first interactive start also turns every man page into completions in the background
+# (14,000 files and minutes of CPU): a user's machine did that once, long ago; with the folder
+# already there, fish skips it, and tests do not load the machine for each other.
 init_fish_home() {
+    runuser -u "$E2E_USER" -- mkdir -p "$1/.local/share/fish/generated_completions"
     runuser -u "$E2E_USER" -- env HOME="$1" script -qec 'fish -i' /dev/null <<<'exit' >/dev/null 2>&1
 }
 
