@@ -11,6 +11,7 @@
 #include "escalation/host_probe.h"
 #include "escalation/terminal_approver.h"
 #include "pty/fd_io.h"
+#include "sandbox/phase_times.h"
 #include "sandbox/spawn.h"
 
 namespace caretz {
@@ -69,7 +70,9 @@ int run_exec(const CommandLine& cl, const Settings& settings) {
         RealHostProbe host;
         CommandPipeline pipeline(*sandbox, host, spec, pipeline_options(settings, user), allowances,
                                  approver ? &*approver : nullptr);
+        phase_done("sandbox setup");
         outcome = pipeline.run(CommandRequest{cl.command, CommandSource::user, cl.plan}, io);
+        phase_done("command");
     } catch (const SandboxStartError& e) {
         terminal.reset();
         std::fprintf(stderr, "caretz: %s\n", e.what());
@@ -77,6 +80,7 @@ int run_exec(const CommandLine& cl, const Settings& settings) {
     }
     terminal.reset();
     if (cl.json) write_all(STDOUT_FILENO, outcome_json(outcome));
+    phase_done("end");
     return outcome.exit_code;
 }
 

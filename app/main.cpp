@@ -17,6 +17,7 @@
 #include "pty/fd_io.h"
 #include "pty/pty.h"
 #include "sandbox/network_forwarder.h"
+#include "sandbox/phase_times.h"
 #include "sandbox/session_supervisor.h"
 #include "sandbox/stand_in.h"
 
@@ -95,6 +96,7 @@ int main(int argc, char** argv) {
     if (cl.mode == Mode::profiles) return print_profile_names(cl);
     auto settings = settings_or_complaint(cl);
     if (!settings) return 2;
+    phase_done("settings");
     switch (cl.mode) {
         case Mode::exec:
             return run_exec(cl, *settings);

@@ -11,6 +11,7 @@
 #include "sandbox/host_fs.h"
 #include "sandbox/missing_git_paths.h"
 #include "sandbox/network_forwarder.h"
+#include "sandbox/phase_times.h"
 
 namespace caretz {
 
@@ -80,10 +81,12 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     note_ignored_workspace_config(user.cwd);
     SandboxSpec spec;
     spec.policy = settings_policy(cl, settings, user);
+    phase_done("policy");
     spec.repositories = std::make_shared<RepositoryWatch>(
         spec.policy, git_global_configs(user.home, user.env), cl.mode != Mode::exec);
     for (const auto& note : spec.repositories->start_notes())
         std::fprintf(stderr, "%s\n", note.c_str());
+    phase_done("repository search");
     for (const auto& git_dir :
          create_missing_git_paths(spec.policy, RealHostFs(), create_empty_path))
         std::fprintf(stderr,
@@ -105,6 +108,7 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     spec.size = output_size();
     spec.exact_output = !::isatty(STDOUT_FILENO);
     spec.watched_programs = programs_to_watch();
+    phase_done("spec");
     return spec;
 }
 

@@ -19,6 +19,7 @@
 #include "sandbox/host_fs.h"
 #include "sandbox/network_forwarder.h"
 #include "sandbox/network_proxy.h"
+#include "sandbox/phase_times.h"
 #include "sandbox/preflight.h"
 #include "sandbox/run_watch.h"
 #include "sandbox/seccomp_filter.h"
@@ -168,7 +169,6 @@ std::vector<RepositoryFinding> FreshSandbox::secure_repositories() {
 }
 
 SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io) {
-    if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
     if (auto reason = hidden_cwd_problem(spec_.policy, spec_.cwd)) throw SandboxStartError(*reason);
     const std::vector<std::string> inside = {kForwarderPath, "__netforward", spec_.shell, "-c",
                                              command};
@@ -199,6 +199,7 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
                    {executable.get(), kExecutableFd}};
     bwrap.add_copied_files(options.fds);
     options.env = env_;
+    phase_done("seccomp filter, bwrap arguments");
     pid_t pid = spawn_process(bwrap.argv, options);
     if (pid < 0) throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));
     // Only the command may hold its ends now, so they report EOF (EIO on a PTY) when it ends.
@@ -219,6 +220,7 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
     result.cwd = spec_.cwd;
     if (run_watch_) result.program_runs = run_watch_->take();
     if (!traffic.started()) {
+        if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
         std::string& held_output = traffic.held_output();
         while (!held_output.empty() && held_output.back() == '\n') held_output.pop_back();
         throw SandboxStartError("the sandbox could not start" +

@@ -17,7 +17,8 @@ std::optional<std::string> bubblewrap_problem();
 std::optional<std::string> user_namespace_problem();
 
 // Why the sandbox cannot start on this machine (the first of the two problems above), or
-// nullopt. Caretz never runs a command unsandboxed instead.
+// nullopt. Caretz never runs a command unsandboxed instead. Asked once a sandbox failed to
+// start, to say why, rather than before each start: the user namespace probe forks.
 std::optional<std::string> sandbox_unavailable_reason();
 
 // Absolute path of an executable found in $PATH, or empty.

@@ -19,6 +19,7 @@
 #include "sandbox/namespace_binds.h"
 #include "sandbox/network_forwarder.h"
 #include "sandbox/network_proxy.h"
+#include "sandbox/phase_times.h"
 #include "sandbox/preflight.h"
 #include "sandbox/seccomp_filter.h"
 #include "sandbox/session_supervisor.h"
@@ -127,7 +128,6 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
       repositories_(spec.repositories),
       spec_read_only_(spec.policy.read_only) {
     const SandboxPolicy policy = with_protected_since(spec.policy, repositories_.get());
-    if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
     if (auto reason = hidden_cwd_problem(policy, spec.cwd)) throw SandboxStartError(*reason);
     proxy_ = start_network_proxy(policy);
     run_watch_ = RunWatch::create(watched_programs(spec));
@@ -164,6 +164,7 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
     bwrap.add_copied_files(options.fds);
     options.env = with_proxy_environment(spec.env);
     options.own_process_group = true;
+    phase_done("proxy, seccomp filter, bwrap arguments");
     bwrap_pid_ = spawn_process(bwrap.argv, options);
     if (bwrap_pid_ < 0)
         throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));
@@ -174,8 +175,10 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
     if (auto failure = wait_for_start(status_.get(), errors_.get(), inside)) {
         wait_for_exit(bwrap_pid_);
         bwrap_pid_ = -1;
+        if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
         throw SandboxStartError("the sandbox could not start: " + *failure);
     }
+    phase_done("bwrap start");
     watch_repositories(inside);
 
     std::string setup = nonce_;
@@ -242,6 +245,7 @@ SandboxResult SandboxSession::run(const std::string& command, const CommandIo& i
     }
     if (!shell_alive_) restart_shell();
     wait_until_ready();
+    phase_done("shell ready");
 
     // A background job's runs, while no command was running, are no command's.
     if (run_watch_) run_watch_->discard();
