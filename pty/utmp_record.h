@@ -18,7 +18,7 @@ public:
 
 private:
     int master_fd_;
-    bool registered_;
+    bool registered_ = false;
 };
 
 }  // namespace caretz
