@@ -8,7 +8,10 @@ Runs as an unprivileged user. Measures, in one run on one machine:
      owns and drains (bench/ptyrun.c), against `script -q -c` and the command on a raw PTY;
   3. detection cost: 1 GB of output with refusal lines spread through it, through Caretz, against
      the raw command; the refusals found, the whole output on the terminal, Caretz's peak RSS;
-     with --baseline-caretz, also through another build of Caretz, side by side.
+     with --baseline-caretz, also through another build of Caretz, side by side;
+  4. starts: where a one-shot `caretz exec true` spends its time (CARETZ_PHASE_TIMES) and its
+     peak RSS, the time to a usable `caretz>` prompt and from `caretz -p` to the first request
+     reaching a model API on 127.0.0.1, against a bare bwrap start and the user's rc files.
 Writes results.json and RESULTS.md into --out.
 """
 
@@ -319,6 +322,224 @@ def per_command(harnesses, n, workspace):
             row["incidents"] = h.incidents
         rows.append(row)
     return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Starts: one-shot commands, the REPL's prompt, the first request of `caretz -p`
+
+
+def peak_rss_kb(argv, env, tmp):
+    """ru_maxrss of argv in KiB, through GNU time: the largest of the process and the
+    descendants it waited for. (From Python it would count the Python process itself: a child
+    keeps the high-water mark of the memory it was forked or vforked with.)"""
+    out = os.path.join(tmp, "maxrss")
+    code, said = capture(["/usr/bin/time", "-f", "%M", "-o", out] + argv, env)
+    if code != 0:
+        raise RuntimeError(f"`{' '.join(argv)}` exited {code}: {first_line(said)}")
+    with open(out) as f:
+        return int(f.read().split()[-1])
+
+
+def time_on_pty(argv, env, text, timeout=20):
+    """Starts argv on a new PTY; seconds until `text` appears in its output. Ends it with
+    Ctrl-D (then SIGKILL)."""
+    start = time.perf_counter()
+    pid, fd = os.forkpty()
+    if pid == 0:
+        try:
+            os.execve(argv[0], argv, env)
+        finally:
+            os._exit(127)
+    got = b""
+    try:
+        while text not in got:
+            left = timeout - (time.perf_counter() - start)
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise RuntimeError(f"no {text!r} in {timeout} s: {first_line(got.decode(errors='replace'))}")
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                raise RuntimeError(f"ended before {text!r}: {first_line(got.decode(errors='replace'))}")
+            got += chunk
+        return time.perf_counter() - start
+    finally:
+        try:
+            os.write(fd, b"\x04")
+            deadline = time.time() + 5
+            while time.time() < deadline and os.waitpid(pid, os.WNOHANG) == (0, 0):
+                time.sleep(0.01)
+            else:
+                if os.waitpid(pid, os.WNOHANG) == (0, 0):
+                    os.kill(pid, 9)
+                    os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        os.close(fd)
+
+
+def time_to_request(argv, env, timeout=20):
+    """Starts argv (`caretz -p`) against a model API on 127.0.0.1 that never answers; seconds
+    until a request's first bytes arrive. The process is then killed."""
+    import socket
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    port = server.getsockname()[1]
+    env = dict(env, CARETZ_BASE_URL=f"http://127.0.0.1:{port}/v1", CARETZ_API_KEY="sk-bench")
+    actions = [(os.POSIX_SPAWN_DUP2, DEVNULL, fd) for fd in (0, 1, 2)]
+    start = time.perf_counter()
+    pid = os.posix_spawn(argv[0], argv, env, file_actions=actions)
+    try:
+        if not select.select([server], [], [], timeout)[0]:
+            raise RuntimeError(f"no request in {timeout} s")
+        conn, _ = server.accept()
+        if not select.select([conn], [], [], timeout)[0] or not conn.recv(1):
+            raise RuntimeError("a connection but no request")
+        took = time.perf_counter() - start
+        conn.close()
+        return took
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        server.close()
+
+
+def medians(samples):
+    return {k: statistics.median(v) * 1e3 for k, v in samples.items() if v}
+
+
+def starts(args, env, tmp, n):
+    """Where a one-shot start's time goes, the peak RSS, and the two starts a user waits for."""
+    res = {"n": n}
+    bwrap = shutil.which("bwrap") or "/usr/bin/bwrap"
+    ws = args.workspace
+    bare = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            "--bind", ws, ws, "--chdir", ws, "--unshare-all", "--new-session",
+            "--die-with-parent", "--", "/bin/bash", "-c", "true"]
+    shell = env.get("SHELL", "/bin/bash")
+    runs = {
+        "bwrap": bare,
+        "shell": [shell, "-c", "true"],
+        "shell_rc": [shell, "-i", "-c", "true"],
+        "version": [args.caretz, "--version"],
+        "caretz_exec": [args.caretz, "exec", "true"],
+        "caretz_fresh": [args.caretz, "exec", "--no-session", "true"],
+    }
+    wall = {k: [] for k in runs}
+    phases = {k: {} for k in ("caretz_exec", "caretz_fresh")}
+    times_file = os.path.join(tmp, "phase-times")
+    log(f"starts: {n} rounds of {', '.join(runs)}")
+    for i in range(n):
+        keys = list(runs)
+        keys = keys[i % len(keys):] + keys[:i % len(keys)]
+        for key in keys:
+            e = env
+            if key in phases:
+                if os.path.exists(times_file):
+                    os.unlink(times_file)
+                e = dict(env, CARETZ_PHASE_TIMES=times_file)
+            seconds, code = spawn_timed(runs[key], e)
+            if code != 0 and key != "shell_rc":
+                raise RuntimeError(f"`{' '.join(runs[key])}` exited {code}")
+            wall[key].append(seconds)
+            if key in phases:
+                with open(times_file) as f:
+                    for line in f:
+                        name, micros = line.rsplit(" ", 1)
+                        phases[key].setdefault(name, []).append(int(micros) / 1e6)
+    res["wall_ms"] = medians(wall)
+    res["maxrss_kb"] = {k: max(peak_rss_kb(argv, env, tmp) for _ in range(5))
+                        for k, argv in runs.items() if k != "shell_rc"}
+    res["commands"] = {k: " ".join(shlex.quote(a) for a in v) for k, v in runs.items()}
+    res["phases"] = {}
+    for key, by_name in phases.items():
+        rows = [(name, statistics.median(v) * 1e3) for name, v in by_name.items()]
+        rows.append(("outside the phases: exec, loading the binary's libraries, exit",
+                     res["wall_ms"][key] - sum(ms for _, ms in rows)))
+        res["phases"][key] = rows
+
+    # The prompt and the first request, fewer times: each is a whole REPL.
+    prompt, request = [], []
+    k = max(5, n // 5)
+    log(f"starts: {k} x the REPL's first prompt, {k} x `caretz -p` to its first request")
+    errors = {}
+    for _ in range(k):
+        try:
+            prompt.append(time_on_pty([args.caretz], env, b"caretz>"))
+        except (RuntimeError, OSError) as e:
+            errors["prompt"] = str(e)
+        try:
+            request.append(time_to_request([args.caretz, "-p", "hello"], env))
+        except (RuntimeError, OSError) as e:
+            errors["request"] = str(e)
+    res["prompt_ms"] = statistics.median(prompt) * 1e3 if prompt else None
+    res["request_ms"] = statistics.median(request) * 1e3 if request else None
+    res["errors"] = errors
+    res["rounds_repl"] = k
+    return res
+
+
+def starts_table(st):
+    w = st["wall_ms"]
+    lines = ["| what | median ms | / bare bwrap | peak RSS |", "|---|---:|---:|---:|"]
+    labels = [("bwrap", "bare `bwrap` start, same policy as the per-command table"),
+              ("shell", "the user's shell, `$SHELL -c true`"),
+              ("shell_rc", "the user's shell with its rc files, `$SHELL -i -c true`"),
+              ("version", "`caretz --version` (loading the binary, no sandbox)"),
+              ("caretz_exec", "`caretz exec true` (session mode)"),
+              ("caretz_fresh", "`caretz exec --no-session true`")]
+    for key, label in labels:
+        rss = st["maxrss_kb"].get(key)
+        lines.append(f"| {label} | {fmt(w[key], 2)} | {fmt(ratio(w[key], w['bwrap']), 2)} | "
+                     f"{fmt(rss / 1024, 1) + ' MB' if rss else '-'} |")
+    for key, label in [("prompt_ms", "`caretz` to a usable `caretz>` prompt (on a PTY)"),
+                       ("request_ms", "`caretz -p` to its first request reaching the model API")]:
+        v = st.get(key)
+        lines.append(f"| {label} | {fmt(v, 2) if v else 'failed'} | "
+                     f"{fmt(ratio(v, w['bwrap']), 2) if v else ''} | |")
+    return lines
+
+
+def phases_table(st):
+    lines = ["| phase | `exec true` ms | `exec --no-session true` ms |", "|---|---:|---:|"]
+    s = dict(st["phases"]["caretz_exec"])
+    f = dict(st["phases"]["caretz_fresh"])
+    names = list(s) + [n for n in f if n not in s]
+    names.sort(key=lambda n: n.startswith("outside"))
+    for name in names:
+        lines.append(f"| {name} | {fmt(s.get(name), 2) if name in s else '-'} | "
+                     f"{fmt(f.get(name), 2) if name in f else '-'} |")
+    lines.append(f"| **whole run (median wall time)** | {fmt(st['wall_ms']['caretz_exec'], 2)} | "
+                 f"{fmt(st['wall_ms']['caretz_fresh'], 2)} |")
+    return lines
+
+
+def start_targets(st):
+    w = st["wall_ms"]
+    verdicts = []
+    for key, name in [("caretz_exec", "`caretz exec true`"),
+                      ("caretz_fresh", "`caretz exec --no-session true`")]:
+        q = ratio(w[key], w["bwrap"])
+        verdicts.append((f"{name} <= 2x bare bwrap", q is not None and q <= 2,
+                         f"{fmt(q, 2)}x ({fmt(w[key], 2)} against {fmt(w['bwrap'], 2)} ms)"))
+    rc = max(0.0, w["shell_rc"] - w["shell"])
+    bound = 2 * w["bwrap"] + rc
+    for key, name in [("prompt_ms", "`caretz` to its first prompt"),
+                      ("request_ms", "`caretz -p` to its first request")]:
+        v = st.get(key)
+        if v is None:
+            verdicts.append((f"{name} <= 2x bare bwrap + rc time", False,
+                             "failed: " + st["errors"].get(key.split("_")[0], "?")))
+            continue
+        verdicts.append((f"{name} <= 2x bare bwrap + rc time", v <= bound,
+                         f"{fmt(v, 2)} ms against {fmt(bound, 2)} ms (2 x {fmt(w['bwrap'], 2)} "
+                         f"+ rc {fmt(rc, 2)})"))
+    r = st["maxrss_kb"]["caretz_exec"] / 1024
+    verdicts.append(("peak RSS of `caretz exec true` <= 6 MB", r <= 6,
+                     f"{fmt(r, 2)} MB (the largest of 5 runs)"))
+    return verdicts
 
 
 # ---------------------------------------------------------------------------------------------
@@ -684,10 +905,12 @@ def repository_targets(rep):
     return verdicts
 
 
-def targets(rows, tput, det, rep=None):
+def targets(rows, tput, det, rep=None, st=None):
     by = {r["key"]: r for r in rows}
     warm = by.get("caretz_warm", {})
     verdicts = repository_targets(rep) if rep else []
+    if st:
+        verdicts += start_targets(st)
 
     def med(key, cmd="true"):
         r = by.get(key)
@@ -720,13 +943,13 @@ def targets(rows, tput, det, rep=None):
     if tput:
         s = tput["script"]["mb_s"]
         for key in ["caretz_warm", "caretz_exec"]:
-            name = f"throughput >= 0.8 of script ({tput[key]['label'].split(' (')[0]})"
+            name = f"throughput >= 0.97 of script ({tput[key]['label'].split(' (')[0]})"
             if tput[key].get("error") or tput["script"].get("error"):
                 verdicts.append((name, False, "failed: " + (tput[key]["error"] or
                                                              "script: " + tput["script"]["error"])))
                 continue
             q = ratio(tput[key]["mb_s"], s)
-            verdicts.append((name, q is not None and q >= 0.8 and tput[key]["complete"],
+            verdicts.append((name, q is not None and q >= 0.97 and tput[key]["complete"],
                              f"{fmt(q, 2)} of script ({fmt(tput[key]['mb_s'])} vs {fmt(s)} MB/s)"
                              + ("" if tput[key]["complete"] else
                                 "; output on the terminal not exact: " + tput[key].get("exact", "?"))))
@@ -779,6 +1002,29 @@ def report(res):
     for name, ok, text in res["targets"]:
         out.append(f"| {name} | {'yes' if ok else ('n/a' if ok is None else '**no**')} | {text} |")
     out.append("")
+
+    st = res.get("starts")
+    if st:
+        out.append(f"## Starts ({st['n']} runs of each one-shot command, rotating; "
+                   f"{st['rounds_repl']} of each REPL start)")
+        out.append("")
+        out.append("Wall time from spawning to the end (one-shot commands), to `caretz>` on the "
+                   "terminal, or to the first bytes of a request at a model API on 127.0.0.1. "
+                   "Peak RSS is ru_maxrss through GNU time, the largest of a run's processes, "
+                   "over 5 runs.")
+        out.append("")
+        out.extend(starts_table(st))
+        out.append("")
+        out.append("Where `caretz exec true` spends its time (medians of each phase, from "
+                   "CARETZ_PHASE_TIMES; the phases end where sandbox/phase_times.h's marks are):")
+        out.append("")
+        out.extend(phases_table(st))
+        out.append("")
+        out.append("Exact commands:")
+        out.append("")
+        for key, cmd in st["commands"].items():
+            out.append(f"- {key}: `{cmd}`")
+        out.append("")
 
     rows = res["per_command"]
     out.append(f"## Per-command overhead ({res['n']} runs of each command per harness)")
@@ -955,7 +1201,7 @@ def main():
     ap.add_argument("-n", type=int, default=200)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--skip", default="",
-                    help="comma-separated: percommand,throughput,detection,baseline,"
+                    help="comma-separated: starts,percommand,throughput,detection,baseline,"
                     "repositories")
     ap.add_argument("--quick", action="store_true", help="small sizes, to try the bench out")
     ap.add_argument("--baseline-caretz", help="another Caretz build whose detection cost is "
@@ -974,7 +1220,7 @@ def main():
             configure(res.get("throughput_bytes", THROUGHPUT_BYTES), det["refusal_lines"],
                       det["bytes"] // det["refusal_lines"])
         res["targets"] = targets(res["per_command"], res.get("throughput"), res.get("detection"),
-                                 res.get("repositories"))
+                                 res.get("repositories"), res.get("starts"))
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "RESULTS.md"), "w") as f:
             f.write(report(res) + "\n")
@@ -1038,6 +1284,8 @@ def main():
                                   "/bin/bash", "-c", c], env),
         ProcessHarness("none", "no sandbox: `bash -c CMD`", lambda c: ["/bin/bash", "-c", c], env),
     ]
+    if "starts" not in skip:
+        res["starts"] = starts(args, env, tmp, max(10, args.n // 2))
     if "percommand" not in skip:
         res["per_command"] = per_command(harnesses, args.n, args.workspace)
     else:
@@ -1052,7 +1300,7 @@ def main():
         res["repositories"] = repositories(args, env, [2_000, 30_000] if args.quick
                                            else [5_000, 300_000])
     res["targets"] = targets(res["per_command"], res.get("throughput"), res.get("detection"),
-                             res.get("repositories"))
+                             res.get("repositories"), res.get("starts"))
     res["load_after"] = loadavg()
     res["bench_seconds"] = time.time() - began
     if args.notes and os.path.exists(args.notes):
@@ -1064,6 +1312,10 @@ def main():
     with open(os.path.join(args.out, "RESULTS.md"), "w") as f:
         f.write(report(res) + "\n")
     shutil.rmtree(tmp, ignore_errors=True)
+    missed = [name for name, ok, _ in res["targets"] if ok is False]
+    if missed:
+        log("targets missed: " + "; ".join(missed))
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@
 # Installs what it needs (Debian packages; the npm peers into bench/peers/node_modules), builds
 # Caretz (Release) into build-bench/, creates the unprivileged user caretz-bench, runs
 # bench/bench.py as that user (root behaves differently: sudo, permissions), then writes
-# bench/RESULTS.md and prints it. About 6 to 10 minutes on 2 cores; --quick about one.
+# bench/RESULTS.md and prints it; exits 1 when a target is missed. About 6 to 10 minutes on 2
+# cores; --quick about one.
 # --rev REV benchmarks a commit (exported with git archive into build-bench/rev-src) instead of the
 # working tree; the bench itself always comes from the working tree. --baseline REV also builds
 # that commit (into build-bench/baseline/) and measures its detection cost beside this build's,
@@ -39,7 +40,7 @@ fi
 # --- Debian packages: Caretz's build, then what the bench drives --------------------------------
 "$repo/tools/setup.sh"
 # ripgrep and socat: srt refuses to start without them.
-bench_packages=(python3 util-linux bubblewrap gcc ripgrep socat procps git)
+bench_packages=(python3 util-linux bubblewrap gcc ripgrep socat procps git time)
 missing=()
 for p in "${bench_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -122,12 +123,20 @@ fi
 
 # --- Run, as the unprivileged user, with a clean environment ------------------------------------
 echo "bench: running as $bench_user (see bench/RESULTS.md for the commands)" >&2
+# bench.py exits 1 when a target is missed, after writing RESULTS.md; so does this script.
+status=0
 runuser -u "$bench_user" -- env -i HOME="$home" USER="$bench_user" LOGNAME="$bench_user" \
     SHELL=/bin/bash PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 TERM=xterm-256color \
     /usr/bin/python3 "$repo/bench/bench.py" \
         --caretz "$caretz_build/app/caretz" --ptyrun "$build/bench/ptyrun" \
         --peers "$repo/bench/peers/node_modules" --workspace "$workspace" --out "$out" \
-        --commit "$commit" --notes "$repo/bench/NOTES.md" ${bench_args[@]+"${bench_args[@]}"}
+        --commit "$commit" --notes "$repo/bench/NOTES.md" ${bench_args[@]+"${bench_args[@]}"} ||
+    status=$?
 
+[[ -f $out/RESULTS.md ]] || exit "$status"
 cp "$out/RESULTS.md" "$repo/bench/RESULTS.md"
 cat "$repo/bench/RESULTS.md"
+if [[ $status -ne 0 ]]; then
+    echo "bench: a target was missed (see the table above), or the bench failed" >&2
+fi
+exit "$status"
