@@ -215,7 +215,11 @@ sandbox_mode() {
 }
 
 # Ends the test with the counts and the matching exit status.
+# The test's tmux server and home go with it (an EXIT trap then finds them gone): a home left
+# behind would be in every later sandbox's view of /home, one more mount each.
 finish() {
     echo "$passed passed, $failed failed"
+    tmux_ kill-server 2>/dev/null
+    [[ -n ${TEST_HOME:-} ]] && rm -rf "$TEST_HOME" 2>/dev/null
     [[ $failed -eq 0 ]]
 }
