@@ -24,6 +24,7 @@ import re
 import select
 import shlex
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -340,6 +341,17 @@ def peak_rss_kb(argv, env, tmp):
         return int(f.read().split()[-1])
 
 
+def end_process(pid, grace):
+    """Waits up to `grace` seconds for pid to end, then kills it; reaps it either way."""
+    deadline = time.perf_counter() + grace
+    while time.perf_counter() < deadline:
+        if os.waitpid(pid, os.WNOHANG) != (0, 0):
+            return
+        time.sleep(0.01)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+
+
 def time_on_pty(argv, env, text, timeout=20):
     """Starts argv on a new PTY; seconds until `text` appears in its output. Ends it with
     Ctrl-D (then SIGKILL)."""
@@ -367,22 +379,15 @@ def time_on_pty(argv, env, text, timeout=20):
     finally:
         try:
             os.write(fd, b"\x04")
-            deadline = time.time() + 5
-            while time.time() < deadline and os.waitpid(pid, os.WNOHANG) == (0, 0):
-                time.sleep(0.01)
-            else:
-                if os.waitpid(pid, os.WNOHANG) == (0, 0):
-                    os.kill(pid, 9)
-                    os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass
+        except OSError:
+            pass  # it has ended already
+        end_process(pid, 5)
         os.close(fd)
 
 
 def time_to_request(argv, env, timeout=20):
     """Starts argv (`caretz -p`) against a model API on 127.0.0.1 that never answers; seconds
     until a request's first bytes arrive. The process is then killed."""
-    import socket
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(4)
@@ -401,13 +406,8 @@ def time_to_request(argv, env, timeout=20):
         conn.close()
         return took
     finally:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
+        end_process(pid, 0)
         server.close()
-
-
-def medians(samples):
-    return {k: statistics.median(v) * 1e3 for k, v in samples.items() if v}
 
 
 def starts(args, env, tmp, n):
@@ -449,7 +449,7 @@ def starts(args, env, tmp, n):
                     for line in f:
                         name, micros = line.rsplit(" ", 1)
                         phases[key].setdefault(name, []).append(int(micros) / 1e6)
-    res["wall_ms"] = medians(wall)
+    res["wall_ms"] = {k: statistics.median(v) * 1e3 for k, v in wall.items()}
     res["maxrss_kb"] = {k: max(peak_rss_kb(argv, env, tmp) for _ in range(5))
                         for k, argv in runs.items() if k != "shell_rc"}
     res["commands"] = {k: " ".join(shlex.quote(a) for a in v) for k, v in runs.items()}
