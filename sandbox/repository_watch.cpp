@@ -9,11 +9,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <string_view>
+#include <thread>
+#include <unordered_set>
 
 #include "sandbox/git_config_filter.h"
 #include "sandbox/host_fs.h"
@@ -205,7 +213,7 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
                          "); after every command Caretz looks at each of them for a change "
                          "instead, which slows commands down");
     Found found;
-    for (const auto& root : roots_) walk(root, found);
+    walk(roots_, found, /*parallel=*/true);
     auto protect = [&](const std::string& path) {
         if (known_.emplace(path, 0).second) policy.protected_paths.push_back(path);
     };
@@ -297,71 +305,191 @@ bool RepositoryWatch::within_writable(const std::string& real) const {
     return false;
 }
 
-void RepositoryWatch::remember_unwatched(const std::string& dir, int fd) {
-    struct stat st;
-    if (::fstat(fd, &st) != 0) return;
-    timespec now;
-    ::clock_gettime(CLOCK_REALTIME, &now);
-    // A change within the same tick of the file system's clock would leave the time as it
-    // is: a time that recent is listed again at the next check, whatever it says then.
-    const bool racy = now.tv_sec - st.st_ctim.tv_sec < 2;
-    unwatched_[dir] = Unwatched{st.st_ctim, racy};
+namespace {
+
+// Threads for a search: the machine's cores, four at most.
+unsigned search_threads() {
+    return std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+}
+
+// Runs work(0) .. work(n - 1), each on a thread of its own but the first, and waits for all.
+void on_threads(unsigned n, const std::function<void(unsigned)>& work) {
+    std::vector<std::thread> helpers;
+    for (unsigned i = 1; i < n; ++i) helpers.emplace_back(work, i);
+    work(0);
+    for (auto& t : helpers) t.join();
+}
+
+}  // namespace
+
+// The folders still to search, shared by the threads of one walk(). Each thread takes from its
+// own stack first and hands half of it over when another thread has nothing to do.
+struct RepositoryWatch::FolderQueue {
+    struct Item {
+        std::shared_ptr<UniqueFd> parent;  // the folder it was listed in (null for a top)
+        std::string path;
+        size_t name_at = 0;  // where its name starts in path
+    };
+    std::mutex mutex;
+    std::condition_variable ready;
+    std::vector<Item> shared;
+    const std::unordered_set<std::string_view>* unwatched = nullptr;
+    unsigned threads = 1;
+    unsigned idle = 0;
+    std::atomic<unsigned> waiting{0};
+    bool done = false;
+
+    // The next folder for a thread whose own stack is empty; false when the walk is over.
+    bool take(std::vector<Item>& own) {
+        std::unique_lock lock(mutex);
+        waiting = ++idle;
+        while (shared.empty() && !done) {
+            if (idle == threads) {
+                done = true;
+                ready.notify_all();
+                break;
+            }
+            ready.wait(lock);
+        }
+        if (shared.empty()) return false;
+        waiting = --idle;
+        own.push_back(std::move(shared.back()));
+        shared.pop_back();
+        return true;
+    }
+    void share(std::vector<Item>& own) {
+        if (waiting.load(std::memory_order_relaxed) == 0 || own.size() < 2) return;
+        std::lock_guard lock(mutex);
+        const auto half = static_cast<long>(own.size() / 2);
+        std::move(own.begin(), own.begin() + half, std::back_inserter(shared));
+        own.erase(own.begin(), own.begin() + half);
+        ready.notify_all();
+    }
+};
+
+void RepositoryWatch::Found::merge(Found&& other) {
+    auto append = [](auto& to, auto& from) {
+        std::move(from.begin(), from.end(), std::back_inserter(to));
+    };
+    append(git_dirs, other.git_dirs);
+    append(git_links, other.git_links);
+    append(unreadable, other.unreadable);
+    append(watches, other.watches);
+    append(unwatched, other.unwatched);
 }
 
 std::vector<std::string> RepositoryWatch::changed_unwatched() {
-    std::vector<std::string> changed;
-    for (auto it = unwatched_.begin(); it != unwatched_.end();) {
-        struct stat st;
-        const bool gone = ::lstat(it->first.c_str(), &st) != 0 || !S_ISDIR(st.st_mode);
-        if (gone || it->second.racy || st.st_ctim.tv_sec != it->second.ctime.tv_sec ||
-            st.st_ctim.tv_nsec != it->second.ctime.tv_nsec) {
-            if (!gone) changed.push_back(it->first);
-            it = unwatched_.erase(it);
-        } else {
-            ++it;
+    if (unwatched_.empty()) return {};
+    // Each thread looks at its share of the list; nothing changes the list meanwhile.
+    const size_t total = unwatched_.size();
+    const unsigned threads = total < 4096 ? 1 : search_threads();
+    std::vector<char> moved(total);  // 1: changed, 2: gone
+    on_threads(threads, [&](unsigned t) {
+        for (size_t i = total * t / threads; i < total * (t + 1) / threads; ++i) {
+            const auto& [dir, seen] = unwatched_[i];
+            struct stat st;
+            if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+                moved[i] = 2;
+            else if (seen.racy || st.st_ino != seen.ino || st.st_ctim.tv_sec != seen.ctime.tv_sec ||
+                     st.st_ctim.tv_nsec != seen.ctime.tv_nsec)
+                moved[i] = 1;
         }
+    });
+    std::vector<std::string> changed;
+    size_t kept = 0;
+    for (size_t i = 0; i < total; ++i) {
+        if (moved[i] == 1) changed.push_back(std::move(unwatched_[i].first));
+        if (moved[i] == 0 && kept != i) unwatched_[kept] = std::move(unwatched_[i]);
+        if (moved[i] == 0) ++kept;
     }
+    unwatched_.resize(kept);
     return changed;
 }
 
-bool RepositoryWatch::add_watch(const std::string& dir) {
-    int wd = ::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
-    if (wd < 0) return false;
-    watched_[wd] = dir;  // a folder moved and searched again keeps its descriptor
-    return true;
+void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool parallel) {
+    if (tops.empty()) return;
+    FolderQueue queue;
+    queue.threads = parallel ? search_threads() : 1;
+    // The folders without a watch already known below the tops, which the walk leaves to
+    // their change time. For a few tops, only those below them.
+    std::unordered_set<std::string_view> known;
+    for (const auto& entry : unwatched_) {
+        const std::string& dir = entry.first;
+        if (tops.size() > 16 || std::any_of(tops.begin(), tops.end(), [&](const auto& top) {
+                return dir.size() > top.size() && path_within(dir, top);
+            }))
+            known.insert(dir);
+    }
+    if (!known.empty()) queue.unwatched = &known;
+    for (auto& top : tops) queue.shared.push_back({nullptr, std::move(top), 0});
+    std::vector<Found> each(queue.threads);
+    on_threads(queue.threads, [&](unsigned t) { walk_folders(queue, each[t]); });
+    for (auto& part : each) found.merge(std::move(part));
+    // In the order of the folders, whichever thread found them.
+    for (auto* list : {&found.git_dirs, &found.git_links, &found.unreadable})
+        std::sort(list->begin(), list->end());
+    for (auto& [wd, dir] : found.watches) watched_[wd] = dir;  // a folder moved keeps its wd
+    unwatched_.reserve(unwatched_.size() + found.unwatched.size());
+    std::move(found.unwatched.begin(), found.unwatched.end(), std::back_inserter(unwatched_));
+    found.watches.clear();
+    found.unwatched.clear();
 }
 
-void RepositoryWatch::walk(const std::string& top, Found& found) {
-    std::vector<std::string> stack{top};
-    while (!stack.empty()) {
-        std::string dir = std::move(stack.back());
-        stack.pop_back();
+void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
+    std::vector<char> listing(32768);  // getdents64's buffer
+    std::vector<FolderQueue::Item> own;
+    std::vector<FolderQueue::Item> children;
+    while (!own.empty() || queue.take(own)) {
+        FolderQueue::Item item = std::move(own.back());
+        own.pop_back();
+        const std::string& dir = item.path;
         // The watch comes before the listing: what is made after it is an event, what was
         // there before is listed.
-        const bool unwatched =
-            !inotify_.valid() || (!add_watch(dir) && (errno == ENOSPC || errno == ENOMEM));
-        UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (!fd.valid()) {
+        bool unwatched = !inotify_.valid();
+        if (!unwatched) {
+            int wd = ::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
+            if (wd >= 0)
+                found.watches.emplace_back(wd, dir);
+            else
+                unwatched = errno == ENOSPC || errno == ENOMEM;
+        }
+        // Opened from the folder it was listed in: no walk down the whole path again.
+        const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+        auto fd = std::make_shared<UniqueFd>(
+            item.parent ? ::openat(item.parent->get(), dir.c_str() + item.name_at, flags)
+                        : ::open(dir.c_str(), flags));
+        if (!fd->valid() && errno == EMFILE) fd->reset(::open(dir.c_str(), flags));
+        item.parent.reset();
+        if (!fd->valid()) {
             if (errno == EACCES || errno == EPERM) found.unreadable.push_back(dir);
             continue;
         }
         // Without a watch, the folder's change time tells a later check whether to list it
         // again; taken before the listing, so a change during it shows as a newer one.
-        if (unwatched) remember_unwatched(dir, fd.get());
-        const size_t first_child = stack.size();
+        if (unwatched) {
+            struct stat st;
+            if (::fstat(fd->get(), &st) == 0) {
+                timespec now;
+                ::clock_gettime(CLOCK_REALTIME, &now);
+                // A change within the same tick of the file system's clock would leave the
+                // time as it is: a time that recent is listed again at the next check.
+                found.unwatched.push_back(
+                    {dir, Unwatched{st.st_ino, st.st_ctim, now.tv_sec - st.st_ctim.tv_sec < 2}});
+            }
+        }
         bool head = false, objects = false, commondir = false;
         // getdents64 itself: readdir() would cost three more system calls per folder.
         ssize_t n;
-        while ((n = ::getdents64(fd.get(), listing_.data(), listing_.size())) > 0) {
+        while ((n = ::getdents64(fd->get(), listing.data(), listing.size())) > 0) {
             for (ssize_t at = 0; at < n;) {
-                auto* e = reinterpret_cast<dirent64*>(listing_.data() + at);
+                auto* e = reinterpret_cast<dirent64*>(listing.data() + at);
                 at += e->d_reclen;
                 const char* name = e->d_name;
                 if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
                 unsigned char type = e->d_type;
                 if (type == DT_UNKNOWN) {
                     struct stat st;
-                    if (::fstatat(fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+                    if (::fstatat(fd->get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
                     type = S_ISDIR(st.st_mode)   ? DT_DIR
                            : S_ISLNK(st.st_mode) ? DT_LNK
                            : S_ISREG(st.st_mode) ? DT_REG
@@ -371,8 +499,8 @@ void RepositoryWatch::walk(const std::string& top, Found& found) {
                     std::string path = join_path(dir, name);
                     // A folder without a watch that is known already is looked at by its own
                     // change time.
-                    if (!hidden_.count(path) && !unwatched_.count(path))
-                        stack.push_back(std::move(path));
+                    if (!hidden_.count(path) && !(queue.unwatched && queue.unwatched->count(path)))
+                        children.push_back({fd, std::move(path), dir.size() + 1});
                     if (std::strcmp(name, "objects") == 0) objects = true;
                 } else if (std::strcmp(name, "HEAD") == 0) {
                     head = true;
@@ -384,17 +512,15 @@ void RepositoryWatch::walk(const std::string& top, Found& found) {
             }
         }
         if (n < 0) found.unreadable.push_back(dir);
-        if (head && (objects || commondir)) {
-            found.git_dirs.push_back(dir);
+        const bool git_dir = head && (objects || commondir);
+        if (git_dir) found.git_dirs.push_back(dir);
+        for (auto& child : children)
             // Git never looks for a repository among the object files: no need to search
             // the 256 folders there.
-            const std::string objects_dir = join_path(dir, "objects");
-            for (size_t i = first_child; i < stack.size(); ++i)
-                if (stack[i] == objects_dir) {
-                    stack.erase(stack.begin() + static_cast<long>(i));
-                    break;
-                }
-        }
+            if (!git_dir || std::string_view(child.path).substr(child.name_at) != "objects")
+                own.push_back(std::move(child));
+        children.clear();
+        queue.share(own);
     }
 }
 
@@ -473,12 +599,13 @@ std::vector<RepositoryFinding> RepositoryWatch::check() {
     Found found;
     if (overflow) {
         // Events were lost: search everything again (watches already there stay).
-        for (const auto& root : roots_) walk(root, found);
+        new_dirs = roots_;
         recheck_.insert(ours_.begin(), ours_.end());
-    } else {
-        for (const auto& dir : new_dirs) walk(dir, found);
     }
-    for (const auto& dir : changed_unwatched()) walk(dir, found);
+    for (auto& dir : changed_unwatched()) new_dirs.push_back(std::move(dir));
+    // The few folders a command usually makes are not worth starting threads for.
+    const bool parallel = overflow || new_dirs.size() > 64;
+    walk(std::move(new_dirs), found, parallel);
     candidates.insert(found.git_dirs.begin(), found.git_dirs.end());
     candidates.insert(found.git_links.begin(), found.git_links.end());
     read_only_now_.clear();

@@ -43,15 +43,15 @@ std::string describe(const RepositoryFinding& finding);
 // and those that commands make or change (git init, git clone, git submodule add, git worktree
 // add, or by hand).
 //
-// At the start it searches every folder of the writable roots (symlinks are not followed) and
-// adds the hooks and config of each git folder (anything with HEAD and objects or commondir:
-// `.git`, nested clones, bare repositories, submodules in `.git/modules`, worktrees in
-// `.git/worktrees`), each `.git` file and each `commondir` and `config.worktree`, to the
-// policy's protected paths, so the sandbox binds them read-only. Every folder it searches gets
-// an inotify watch first, so anything made later shows as an event. A check (after each
-// command, before a rerun on the host and before the next prompt) reads those events, searches
-// new folders, and for each repository that appeared or changed: makes its hooks and config
-// read-only from then on (`protect`), moves aside every hook that is not a sample, cuts its
+// At the start it searches every folder of the writable roots (symlinks are not followed; one
+// thread per core, four at most) and adds the hooks and config of each git folder (anything
+// with HEAD and objects or commondir: `.git`, nested clones, bare repositories, submodules in
+// `.git/modules`, worktrees in `.git/worktrees`), each `.git` file and each `commondir` and
+// `config.worktree`, to the policy's protected paths, so the sandbox binds them read-only. Every
+// folder it searches gets an inotify watch first, so anything made later shows as an event. A check
+// (after each command, before a rerun on the host and before the next prompt) reads those events,
+// searches new folders, and for each repository that appeared or changed: makes its hooks and
+// config read-only from then on (`protect`), moves aside every hook that is not a sample, cuts its
 // config down to what a clone needs (git_config_filter.h), and moves aside a `commondir` that
 // names a git folder the sandbox may write.
 //
@@ -82,8 +82,6 @@ public:
 
     // What the start-up search could not do, one sentence each (the watch limit).
     const std::vector<std::string>& start_notes() const { return notes_; }
-    // Folders the search left without an inotify watch (their change time is checked instead).
-    size_t unwatched_folders() const { return unwatched_.size(); }
 
     // A running sandbox (`owner`) that must get what later checks protect, until detached.
     void attach(const void* owner, Protector protect);
@@ -95,21 +93,31 @@ public:
     const std::vector<std::string>& protected_paths() const { return added_; }
 
 private:
+    struct Unwatched {
+        ino_t ino;
+        timespec ctime;
+        bool racy;  // too recent to tell a later change by
+    };
+    // What a search found; each thread of a search fills one, merged afterwards.
     struct Found {
         std::vector<std::string> git_dirs;
         std::vector<std::string> git_links;  // `.git` files and symlinks
         std::vector<std::string> unreadable;
+        std::vector<std::pair<int, std::string>> watches;          // added
+        std::vector<std::pair<std::string, Unwatched>> unwatched;  // past the limit
+        void merge(Found&& other);
     };
-    struct Unwatched {
-        timespec ctime;
-        bool racy;  // too recent to tell a later change by
-    };
-    void walk(const std::string& top, Found& found);
-    void remember_unwatched(const std::string& dir, int fd);
+    // Searches `tops` and everything below them, with `parallel` on as many threads as the
+    // machine has cores (four at most): each folder gets its watch (or has its change time
+    // taken past the limit) before it is listed. Folders in hidden_ and those without a watch
+    // already known (they are looked at by their change time) are left out.
+    void walk(std::vector<std::string> tops, Found& found, bool parallel);
+    struct FolderQueue;  // the folders still to search, shared by the threads of one walk
+    // One thread of walk().
+    void walk_folders(FolderQueue& queue, Found& found) const;
     // Folders without a watch whose change time moved since they were listed (or that may
     // have changed unseen); they are forgotten, to be listed again.
     std::vector<std::string> changed_unwatched();
-    bool add_watch(const std::string& dir);
     void read_events(std::set<std::string>& candidates, std::vector<std::string>& new_dirs,
                      bool& overflow);
     // Protects the git folder `path` names (a git folder, a `.git` file or symlink) where it
@@ -135,17 +143,16 @@ private:
     std::set<std::string> hidden_;
     std::string home_;
     UniqueFd inotify_;
-    std::unordered_map<int, std::string> watched_;          // watch descriptor -> folder
-    std::unordered_map<std::string, Unwatched> unwatched_;  // past the inotify watch limit
+    std::unordered_map<int, std::string> watched_;              // watch descriptor -> folder
+    std::vector<std::pair<std::string, Unwatched>> unwatched_;  // past the inotify watch limit
     std::vector<std::string> notes_;
     // Paths protected: those from the start with inode 0, later ones with their inode.
     std::map<std::string, ino_t> known_;
     std::vector<std::string> added_;
     std::set<std::string> ours_;     // git folders protected during the session
     std::set<std::string> recheck_;  // of those, the ones whose hooks or config changed since
-    std::unordered_map<int, std::string> config_watches_;   // their configs, watched for writes
-    std::vector<std::string> read_only_now_;                // to bind, in one check
-    std::vector<char> listing_ = std::vector<char>(32768);  // getdents64's buffer
+    std::unordered_map<int, std::string> config_watches_;  // their configs, watched for writes
+    std::vector<std::string> read_only_now_;               // to bind, in one check
 };
 
 // `policy` with the paths `watch` (may be null) protected since the start, for a sandbox that

@@ -122,6 +122,31 @@ TEST_CASE("a clean clone is protected without anything moved") {
     CHECK(found(findings, Kind::protected_repository, ws / "copy/.git"));
 }
 
+TEST_CASE("without watches, change times find what commands make anywhere in a large tree") {
+    // As `caretz exec` searches (and every folder past the inotify watch limit): no watch, the
+    // change time of each folder compared at the check. 6,000 folders, enough for the search
+    // and the comparison to run on several threads.
+    Workspace ws;
+    ws.sh(
+        "for t in $(seq 0 59); do for o in $(seq 0 99); do echo t$t/o$o; done; done | "
+        "xargs mkdir -p && git init -q t3/o5/old");
+    // Older than the file system's clock can tell apart: only a real change lists them again.
+    ::sleep(2);
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {}, /*watch_changes=*/false);
+    CHECK(has(policy.protected_paths, ws / "t3/o5/old/.git/hooks"));
+    CHECK(watch.check().empty());
+    ws.sh(
+        "git init -q t41/o77/new && printf x > t41/o77/new/.git/hooks/pre-push && "
+        "mkdir -p t12/o3/x/y && git init -q t12/o3/x/y/z && git init -q t59/o99/.hidden");
+    auto findings = watch.check();
+    CHECK(found(findings, Kind::protected_repository, ws / "t41/o77/new/.git"));
+    CHECK(found(findings, Kind::hook_disabled, ws / "t41/o77/new/.git/hooks/pre-push"));
+    CHECK(found(findings, Kind::protected_repository, ws / "t12/o3/x/y/z/.git"));
+    CHECK(found(findings, Kind::protected_repository, ws / "t59/o99/.hidden/.git"));
+    CHECK(watch.check().empty());
+}
+
 TEST_CASE("a hook planted later in a repository without hooks is moved aside") {
     Workspace ws;
     ws.sh("git init -q --template= r");
