@@ -1,6 +1,8 @@
 #include "escalation/output_lines.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 namespace caretz {
 
@@ -15,6 +17,23 @@ bool is_shown(unsigned char c) {
     return (c >= 0x20 && c != 0x7f) || c == '\t';
 }
 
+// Where the run of shown bytes from `from` ends. Eight bytes at a time while none of them is
+// below 0x20 or 0x7f (the usual case: whole lines of text), then byte by byte.
+std::size_t shown_run_end(std::string_view bytes, std::size_t from) {
+    constexpr uint64_t kOnes = 0x0101010101010101ull;
+    constexpr uint64_t kHigh = 0x8080808080808080ull;
+    std::size_t i = from;
+    for (; i + 8 <= bytes.size(); i += 8) {
+        uint64_t word;
+        std::memcpy(&word, bytes.data() + i, 8);
+        const uint64_t below_space = (word - kOnes * 0x20) & ~word & kHigh;
+        const uint64_t del = word ^ (kOnes * 0x7f);
+        if (below_space | ((del - kOnes) & ~del & kHigh)) break;
+    }
+    while (i < bytes.size() && is_shown(static_cast<unsigned char>(bytes[i]))) ++i;
+    return i;
+}
+
 }  // namespace
 
 OutputLines::OutputLines(LineCallback on_line) : on_line_(std::move(on_line)) {
@@ -25,8 +44,7 @@ void OutputLines::feed(std::string_view bytes) {
     std::size_t i = 0;
     while (i < bytes.size()) {
         if (state_ == State::text) {
-            std::size_t run = i;
-            while (run < bytes.size() && is_shown(static_cast<unsigned char>(bytes[run]))) ++run;
+            const std::size_t run = shown_run_end(bytes, i);
             if (run > i) {
                 put_text(bytes.substr(i, run - i));
                 i = run;

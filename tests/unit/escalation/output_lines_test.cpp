@@ -140,3 +140,20 @@ TEST_CASE("OutputLines delivers a final line without newline only once", "[outpu
     output.finish();
     CHECK(lines == Lines{"partial"});
 }
+
+TEST_CASE("OutputLines finds a control byte at every place in a long run of text",
+          "[output_lines]") {
+    // Long runs are scanned eight bytes at a time: a newline, a carriage return, an escape,
+    // DEL or a tab must act wherever it falls in the word, and bytes of UTF-8 are shown.
+    const std::string text = "abcdefghijklmnopqrstuvwx\xc3\xa9yz0123456789";
+    for (std::size_t at = 0; at <= text.size(); ++at) {
+        INFO("at " << at);
+        const std::string head = text.substr(0, at), tail = text.substr(at);
+        CHECK(render(head + "\n" + tail + "\n") == Lines{head, tail});
+        CHECK(render(head + "\r" + tail + "\n") ==
+              Lines{tail + (tail.size() < head.size() ? head.substr(tail.size()) : "")});
+        CHECK(render(head + "\x1b[31m" + tail + "\n") == Lines{head + tail});
+        CHECK(render(head + "\x7f" + tail + "\n") == Lines{head + tail});
+        CHECK(render(head + "\t" + tail + "\n") == Lines{head + "\t" + tail});
+    }
+}
