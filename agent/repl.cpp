@@ -152,6 +152,7 @@ private:
         io.terminal = terminal_;
         io.stdin_from_terminal = interactive_;
         io.on_output = [](std::string_view bytes) { write_all(STDOUT_FILENO, bytes); };
+        io.output_to_terminal = terminal_ != nullptr;
         try {
             CommandOutcome result =
                 commands_.run(CommandRequest{command, CommandSource::user, plan_mode_}, io);

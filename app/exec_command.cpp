@@ -60,6 +60,7 @@ int run_exec(const CommandLine& cl, const Settings& settings) {
     io.terminal = terminal.get();
     io.stdin_from_terminal = terminal != nullptr;
     if (!cl.json) io.on_output = [](std::string_view bytes) { write_all(STDOUT_FILENO, bytes); };
+    io.output_to_terminal = io.on_output && terminal;
 
     CommandOutcome outcome;
     try {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -98,7 +99,29 @@ void Terminal::drop_typeahead() {
 }
 
 void Terminal::write(std::string_view text) const {
-    write_all(out_fd_, text);
+    // Each line ends in exactly one "\r\n" on the terminal, whichever way the text spells
+    // it: with output processing on, the terminal turns '\n' into "\r\n" itself.
+    if (!modes_) {  // no terminal (a pipe, in tests): nothing adds or takes a '\r'
+        write_all(out_fd_, text);
+        return;
+    }
+    const bool processed = modes_->adds_carriage_return();
+    std::string lines;
+    lines.reserve(text.size() + 16);
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (processed && text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') continue;
+        if (!processed && text[i] == '\n' && (i == 0 || text[i - 1] != '\r')) lines += '\r';
+        lines += text[i];
+    }
+    write_all(out_fd_, lines);
+}
+
+void Terminal::pass_output_through(bool on) {
+    if (!modes_) return;
+    struct stat in, out;
+    if (::fstat(in_fd_, &in) != 0 || ::fstat(out_fd_, &out) != 0 || in.st_rdev != out.st_rdev)
+        return;
+    modes_->set_output_processing(!on);
 }
 
 void Terminal::reset_for_question() const {

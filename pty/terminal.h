@@ -58,8 +58,14 @@ public:
     // typed before a question can answer it.
     void drop_typeahead();
 
-    // Caretz's own text.
+    // Caretz's own text, each line ending in "\n" or "\r\n": on the terminal every line ends
+    // in exactly one "\r\n", whether output passes through or not.
     void write(std::string_view text) const;
+    // Turns the terminal's output processing off (true) or back on (false), where its input
+    // and output are the same terminal: a command's output copied here has had its '\n' made
+    // "\r\n" by the command's own terminal already, so it then arrives byte for byte as that
+    // terminal wrote it, without a second '\r', and as fast as `script` copies it.
+    void pass_output_through(bool on);
     int output_fd() const { return out_fd_; }
     // Undoes what a command's output may have left set (colours, alternate screen, scroll
     // region, hidden cursor, mouse and paste modes) and clears the screen, so nothing printed

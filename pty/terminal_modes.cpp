@@ -91,6 +91,8 @@ void TerminalModes::enter_raw() {
     modes.c_oflag = saved_.c_oflag;
     modes.c_cc[VMIN] = 1;
     modes.c_cc[VTIME] = 0;
+    raw_modes_ = modes;
+    output_processing_ = true;
     // Mark raw first: a signal between the two steps must still reset the visible state.
     raw_ = true;
     if (handlers_installed_) g_exit_state.raw = 1;
@@ -99,8 +101,18 @@ void TerminalModes::enter_raw() {
     }
 }
 
+bool TerminalModes::set_output_processing(bool on) noexcept {
+    if (!raw_) return false;
+    termios modes = raw_modes_;
+    if (!on) modes.c_oflag &= ~static_cast<tcflag_t>(OPOST);
+    if (set_modes(fd_, modes) != 0) return false;
+    output_processing_ = on;
+    return true;
+}
+
 void TerminalModes::restore() noexcept {
     set_modes(fd_, saved_);
+    output_processing_ = true;
     if (raw_) write_all(fd_, std::string_view(kVisibleStateReset, sizeof kVisibleStateReset - 1));
     raw_ = false;
     if (handlers_installed_) g_exit_state.raw = 0;

@@ -2,6 +2,8 @@
 
 #include <termios.h>
 
+#include <atomic>
+
 namespace caretz {
 
 // The one owner of the real terminal's modes. It saves the modes when constructed and puts
@@ -27,6 +29,16 @@ public:
     // paste, which Caretz may have changed while it drew on the terminal. Never throws.
     void restore() noexcept;
 
+    // In raw mode, output processing (OPOST: '\n' made "\r\n", and the rest of the saved
+    // output flags) on or off. Off while a command's output, which its own terminal has
+    // processed already, is copied here byte for byte. enter_raw() and restore() turn it back
+    // on. False when the terminal refused.
+    bool set_output_processing(bool on) noexcept;
+    // Whether the terminal now turns '\n' into "\r\n" (OPOST and ONLCR).
+    bool adds_carriage_return() const {
+        return output_processing_ && (saved_.c_oflag & OPOST) && (saved_.c_oflag & ONLCR);
+    }
+
     bool raw() const { return raw_; }
     const termios& saved() const { return saved_; }
 
@@ -41,7 +53,9 @@ public:
 private:
     int fd_;
     termios saved_{};
+    termios raw_modes_{};
     bool raw_ = false;
+    std::atomic<bool> output_processing_{true};
     bool handlers_installed_ = false;
 };
 

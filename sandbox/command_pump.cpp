@@ -27,8 +27,16 @@ int sooner(int a, int b) {
 
 }  // namespace
 
-CommandPump::CommandPump(PumpTarget& target, const CommandIo& io, QuestionGate* gate)
-    : target_(target), io_(io), gate_(gate) {}
+CommandPump::CommandPump(PumpTarget& target, const CommandIo& io, QuestionGate* gate,
+                         bool output_from_pty)
+    : target_(target), io_(io), gate_(gate) {
+    passing_through_ = io.terminal && io.output_to_terminal && output_from_pty;
+    if (passing_through_) io.terminal->pass_output_through(true);
+}
+
+CommandPump::~CommandPump() {
+    if (passing_through_) io_.terminal->pass_output_through(false);
+}
 
 bool CommandPump::step() {
     Terminal* terminal = io_.terminal;

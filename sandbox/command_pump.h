@@ -45,7 +45,12 @@ public:
     // after all (a program that catches Ctrl-C, such as a REPL, reads on).
     static constexpr std::chrono::milliseconds kKeysHeldAfterInterrupt{500};
 
-    CommandPump(PumpTarget& target, const CommandIo& io, QuestionGate* gate);
+    // `output_from_pty`: the command's output comes from a terminal of its own, which has
+    // made its '\n' "\r\n" already (see Terminal::pass_output_through).
+    CommandPump(PumpTarget& target, const CommandIo& io, QuestionGate* gate, bool output_from_pty);
+    ~CommandPump();
+    CommandPump(const CommandPump&) = delete;
+    CommandPump& operator=(const CommandPump&) = delete;
 
     // Waits for the next event and handles it; false when the sandbox is gone. One pump
     // serves one command: an interrupt it repeats, and keys it holds back, end with it.
@@ -59,6 +64,7 @@ private:
     std::vector<pollfd> fds_;  // kept between steps, so waiting allocates nothing
     const CommandIo& io_;
     QuestionGate* gate_;
+    bool passing_through_ = false;
     InterruptRepeat repeat_;
     char repeat_key_ = 0;
     // Keys stay in the terminal until then (time_point::max(): for the rest of this pump).

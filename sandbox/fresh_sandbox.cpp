@@ -211,7 +211,7 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
                          pty ? pty->master() : -1, io);
     {
         ForegroundCommand foreground(proxy_.get(), io.may_ask_network);
-        CommandPump pump(traffic, io, &proxy_->gate());
+        CommandPump pump(traffic, io, &proxy_->gate(), /*output_from_pty=*/on_pty);
         while (!traffic.finished() && pump.step()) {
         }
     }

@@ -37,6 +37,10 @@ struct CommandIo {
     // terminal gets end of input at once, since nobody types into it.
     bool stdin_from_terminal = false;
     std::function<void(std::string_view)> on_output;
+    // True when on_output writes the bytes unchanged to `terminal` (a `!` command, `caretz
+    // exec` on a terminal): while a command whose output comes from a terminal of its own
+    // runs, the pump then passes output through the user's terminal unprocessed.
+    bool output_to_terminal = false;
     // Called when Ctrl-C or Ctrl-\ is passed on to a command whose stdin is not the terminal,
     // so whoever started the command (a model's turn) can stop too.
     std::function<void()> on_interrupt_key;

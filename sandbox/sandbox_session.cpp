@@ -126,7 +126,8 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
       cwd_(spec.cwd),
       size_(spec.size),
       repositories_(spec.repositories),
-      spec_read_only_(spec.policy.read_only) {
+      spec_read_only_(spec.policy.read_only),
+      exact_output_(spec.exact_output) {
     const SandboxPolicy policy = with_protected_since(spec.policy, repositories_.get());
     if (auto reason = hidden_cwd_problem(policy, spec.cwd)) throw SandboxStartError(*reason);
     proxy_ = start_network_proxy(policy);
@@ -280,7 +281,7 @@ void SandboxSession::pump_until(const CommandIo& io, Done done) {
         const CommandIo*& slot;
         ~Running() { slot = nullptr; }
     } running{running_io_ = &io};
-    CommandPump pump(*this, io, &proxy_->gate());
+    CommandPump pump(*this, io, &proxy_->gate(), /*output_from_pty=*/!exact_output_);
     while (!done()) {
         if (!pump.step()) throw SandboxStartError("the sandbox session ended unexpectedly");
     }

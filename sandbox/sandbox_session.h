@@ -84,6 +84,8 @@ private:
     int last_job_id_ = 0;
     std::shared_ptr<RepositoryWatch> repositories_;
     bool spec_read_only_ = false;
+    bool exact_output_ = false;  // the session's PTY adds no '\r' before '\n'
+
     UniqueFd mount_ns_;  // the sandbox's mount namespace, where new protection goes
 };
 

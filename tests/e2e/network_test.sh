@@ -147,6 +147,10 @@ ticking='(for i in $(seq 30); do echo tick-$i; sleep 0.1; done) & '
 check "an unlisted host asks; d denies" fetch d "$ticking"
 check "... while the question is on screen the command's output waits" \
     test "${ticks_under_question:-x}" = 0
+# It is drawn while the command's output passes through the terminal unprocessed: each of its
+# lines must still start at the left edge.
+check "... and each line of the question starts at the left edge" \
+    test "$(count_lines "^Allow localhost:$port?")" -ge 1 -a "$(count_lines "^  \[o\] Allow once")" -ge 1
 check "... and comes once it is answered" wait_for_count "^tick-30" 0 5
 check "... and the command gets the 403" wait_for_count "Blocked by Caretz's network policy" 0 1
 check "... without the file" test "$(hellos)" -eq 0

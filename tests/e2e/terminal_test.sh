@@ -12,9 +12,10 @@ MODE=
 own_home
 ws=$(new_workspace)
 modes="$TEST_HOME/stty-$$"
-trap 'tmux_ kill-server 2>/dev/null; rm -rf "$ws" "$modes".*' EXIT
+trap 'tmux_ kill-server 2>/dev/null; rm -rf "$ws" "$modes".* "$TEST_HOME/raw-"*' EXIT
 
 run_in_pane() { start_caretz_pane "$ws" $MODE; }
+not() { ! "$@"; }
 # Types a line at Caretz's prompt once the prompt is back, as a person watching would: keys
 # typed while the last command is still ending go to that command.
 prompt_line() {
@@ -22,7 +23,28 @@ prompt_line() {
     type_line "$1"
 }
 
+raw="$TEST_HOME/raw-$$"
+# raw_between FROM TO: the pane's raw bytes from the first FROM to the first TO after it, both
+# included, as a Python bytes literal (so a '\r' shows).
+raw_between() {
+    python3 - "$raw" "$1" "$2" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+start = data.find(sys.argv[2].encode())
+end = data.find(sys.argv[3].encode(), start + 1) if start >= 0 else -1
+print(repr(data[start:end + len(sys.argv[3])]) if start >= 0 and end >= 0 else "not found")
+PY
+}
+
 run_in_pane
+# What reaches the terminal, byte for byte: the command's own terminal turned each '\n' into
+# "\r\n" already, so Caretz must not let the user's terminal add a second '\r'.
+tmux_ pipe-pane -o -t main "cat >> $raw"
+prompt_line '!printf "%s-A\n%s-B\n" bytes bytes'
+wait_for_screen "bytes-B" 5
+check "a command's output reaches the terminal byte for byte: one \\r\\n a line" \
+    test "$(raw_between 'bytes-A' 'bytes-B')" = "b'bytes-A\\r\\nbytes-B'"
+check "... and nowhere \\r\\r\\n" not grep -qaP '\r\r$' "$raw"
 prompt_line '!echo hi-from-the-sandbox'
 check "!echo shows its output" wait_for_screen "hi-from-the-sandbox" 5
 
@@ -78,6 +100,14 @@ for signal in TERM HUP; do
     check "... and no sandbox process survives" gone "$sandbox"
     check "... nor the command" gone "$command"
 done
+
+# `caretz exec` on a terminal: its output arrives byte for byte as well.
+rm -f "$raw"
+start_pane "$(user_command_line /bin/bash "$ws" "$E2E_BIN exec $MODE 'printf \"%s-A\\n%s-B\\n\" exec exec'; echo EXEC-DONE; sleep 600")"
+tmux_ pipe-pane -o -t main "cat >> $raw"
+wait_for_screen "EXEC-DONE" 20
+check "caretz exec on a terminal: each line ends in one \\r\\n" \
+    test "$(raw_between 'exec-A' 'exec-B')" = "b'exec-A\\r\\nexec-B'"
 
 # The terminal itself goes away (the window closed) while a command runs, under a session
 # leader that passes no SIGHUP on (runuser): Caretz notices, and nothing of it stays.

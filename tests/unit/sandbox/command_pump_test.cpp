@@ -61,7 +61,7 @@ struct PumpOnKeys {
     Terminal terminal{keys.read_end, -1};
     CommandIo io;
     FakeCommand command;
-    CommandPump pump{command, io, nullptr};
+    CommandPump pump{command, io, nullptr, /*output_from_pty=*/false};
 };
 
 }  // namespace
