@@ -410,6 +410,43 @@ def time_to_request(argv, env, timeout=20):
         server.close()
 
 
+def caretz_bwrap_argv(args, env, tmp):
+    """The bwrap command line `caretz exec --no-session true` runs, read with strace, made to
+    run on its own: the same mounts and namespaces (the policy), `bash -c true` inside, and
+    without what only Caretz can give a start (descriptors it passes: the JSON status, the
+    seccomp filter and its own binary, bound over the watched programs, which become
+    /bin/true; the proxy socket and the run records, which are gone once it ends)."""
+    trace = os.path.join(tmp, "exec.strace")
+    subprocess.run(["strace", "-f", "-qq", "-s", "65536", "-e", "trace=execve", "-o", trace,
+                    args.caretz, "exec", "--no-session", "true"], env=env,
+                   cwd=args.workspace, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=True, timeout=60)
+    with open(trace, errors="replace") as f:
+        line = next((l for l in f if re.search(r'execve\("[^"]*/bwrap"', l)), None)
+    if line is None:
+        raise RuntimeError("caretz exec ran no bwrap")
+    listed = line.split(", [", 1)[1]
+    listed = listed[:listed.index("], ")]
+    argv = [json.loads('"' + a + '"') for a in re.findall(r'"((?:[^"\\]|\\.)*)"', listed)]
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("--json-status-fd", "--seccomp"):
+            i += 2
+        elif a in ("--ro-bind", "--bind") and argv[i + 1].startswith("/proc/self/fd/"):
+            out += [a, "/bin/true", argv[i + 2]]
+            i += 3
+        elif a == "--bind" and argv[i + 2].startswith("/.caretz/"):
+            i += 3
+        elif a == "--":
+            out += ["--", "/bin/bash", "-c", "true"]
+            break
+        else:
+            out.append(a)
+            i += 1
+    return out
+
+
 def starts(args, env, tmp, n):
     """Where a one-shot start's time goes, the peak RSS, and the two starts a user waits for."""
     res = {"n": n}
@@ -421,6 +458,7 @@ def starts(args, env, tmp, n):
     shell = env.get("SHELL", "/bin/bash")
     runs = {
         "bwrap": bare,
+        "bwrap_policy": caretz_bwrap_argv(args, env, tmp),
         "shell": [shell, "-c", "true"],
         "shell_rc": [shell, "-i", "-c", "true"],
         "version": [args.caretz, "--version"],
@@ -483,8 +521,11 @@ def starts(args, env, tmp, n):
 
 def starts_table(st):
     w = st["wall_ms"]
-    lines = ["| what | median ms | / bare bwrap | peak RSS |", "|---|---:|---:|---:|"]
-    labels = [("bwrap", "bare `bwrap` start, same policy as the per-command table"),
+    lines = ["| what | median ms | / bare bwrap | / bwrap, Caretz's policy | peak RSS |",
+             "|---|---:|---:|---:|---:|"]
+    labels = [("bwrap", "bare `bwrap` start, the minimal policy of the per-command table"),
+              ("bwrap_policy", "bare `bwrap` start with Caretz's own policy (its mounts and "
+               "namespaces, read from `caretz exec --no-session true` with strace)"),
               ("shell", "the user's shell, `$SHELL -c true`"),
               ("shell_rc", "the user's shell with its rc files, `$SHELL -i -c true`"),
               ("version", "`caretz --version` (loading the binary, no sandbox)"),
@@ -493,12 +534,13 @@ def starts_table(st):
     for key, label in labels:
         rss = st["maxrss_kb"].get(key)
         lines.append(f"| {label} | {fmt(w[key], 2)} | {fmt(ratio(w[key], w['bwrap']), 2)} | "
+                     f"{fmt(ratio(w[key], w['bwrap_policy']), 2)} | "
                      f"{fmt(rss / 1024, 1) + ' MB' if rss else '-'} |")
     for key, label in [("prompt_ms", "`caretz` to a usable `caretz>` prompt (on a PTY)"),
                        ("request_ms", "`caretz -p` to its first request reaching the model API")]:
         v = st.get(key)
         lines.append(f"| {label} | {fmt(v, 2) if v else 'failed'} | "
-                     f"{fmt(ratio(v, w['bwrap']), 2) if v else ''} | |")
+                     f"{fmt(ratio(v, w['bwrap']), 2) if v else ''} | | |")
     return lines
 
 
@@ -519,11 +561,15 @@ def phases_table(st):
 def start_targets(st):
     w = st["wall_ms"]
     verdicts = []
+    # The yardstick the issue and DESIGN.md name: bwrap started with the same policy. The
+    # ratio to the minimal bwrap is in the table beside it.
     for key, name in [("caretz_exec", "`caretz exec true`"),
                       ("caretz_fresh", "`caretz exec --no-session true`")]:
-        q = ratio(w[key], w["bwrap"])
-        verdicts.append((f"{name} <= 2x bare bwrap", q is not None and q <= 2,
-                         f"{fmt(q, 2)}x ({fmt(w[key], 2)} against {fmt(w['bwrap'], 2)} ms)"))
+        q = ratio(w[key], w["bwrap_policy"])
+        verdicts.append((f"{name} <= 2x bare bwrap with the same policy", q is not None and q <= 2,
+                         f"{fmt(q, 2)}x ({fmt(w[key], 2)} against {fmt(w['bwrap_policy'], 2)} ms;"
+                         f" {fmt(ratio(w[key], w['bwrap']), 2)}x the minimal bwrap's "
+                         f"{fmt(w['bwrap'], 2)} ms)"))
     rc = max(0.0, w["shell_rc"] - w["shell"])
     bound = 2 * w["bwrap"] + rc
     for key, name in [("prompt_ms", "`caretz` to its first prompt"),

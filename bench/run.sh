@@ -40,7 +40,7 @@ fi
 # --- Debian packages: Caretz's build, then what the bench drives --------------------------------
 "$repo/tools/setup.sh"
 # ripgrep and socat: srt refuses to start without them.
-bench_packages=(python3 util-linux bubblewrap gcc ripgrep socat procps git time)
+bench_packages=(python3 util-linux bubblewrap gcc ripgrep socat procps git time strace)
 missing=()
 for p in "${bench_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
