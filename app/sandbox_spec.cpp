@@ -106,7 +106,10 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     }
     spec.cwd = user.cwd;
     spec.size = output_size();
-    spec.exact_output = !::isatty(STDOUT_FILENO);
+    // The session's PTY turns '\n' into "\r\n" only when Caretz owns the terminal it copies
+    // to (stdin and stdout terminals, not --print) and can turn that one's own processing off
+    // meanwhile; otherwise the terminal or file downstream gets the bytes as written.
+    spec.exact_output = cl.print || !::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO);
     spec.watched_programs = programs_to_watch();
     phase_done("spec");
     return spec;

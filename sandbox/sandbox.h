@@ -134,8 +134,9 @@ struct SandboxSpec {
     std::string shell;  // the user's shell
     std::string cwd;
     WindowSize size;
-    // Caretz's output goes to a pipe or a file, not a screen: the bytes must arrive exactly as
-    // the command wrote them, so the session's terminal adds no '\r' before '\n'.
+    // The bytes must arrive exactly as the command wrote them, so the session's terminal adds
+    // no '\r' before '\n': Caretz's output goes to a pipe or a file, or to a terminal that Caretz
+    // does not own (its stdin is no terminal, or --print), which adds the '\r' itself.
     bool exact_output = false;
     // The watch over the writable roots' git repositories, shared by the sandboxes opened
     // from this spec; nullptr for none (a read-only policy).

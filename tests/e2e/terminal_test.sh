@@ -108,6 +108,14 @@ tmux_ pipe-pane -o -t main "cat >> $raw"
 wait_for_screen "EXEC-DONE" 20
 check "caretz exec on a terminal: each line ends in one \\r\\n" \
     test "$(raw_between 'exec-A' 'exec-B')" = "b'exec-A\\r\\nexec-B'"
+# Its stdin no terminal, its stdout one: Caretz does not own that terminal, which then adds
+# the '\r' itself, once.
+rm -f "$raw"
+start_pane "$(user_command_line /bin/bash "$ws" "$E2E_BIN exec $MODE 'printf \"%s-A\\n%s-B\\n\" in in' </dev/null; echo EXEC-DONE; sleep 600")"
+tmux_ pipe-pane -o -t main "cat >> $raw"
+wait_for_screen "EXEC-DONE" 20
+check "... and with stdin from /dev/null" \
+    test "$(raw_between 'in-A' 'in-B')" = "b'in-A\\r\\nin-B'"
 
 # The terminal itself goes away (the window closed) while a command runs, under a session
 # leader that passes no SIGHUP on (runuser): Caretz notices, and nothing of it stays.
