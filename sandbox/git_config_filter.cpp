@@ -4,6 +4,8 @@
 #include <array>
 #include <utility>
 
+#include "sandbox/spawn.h"
+
 namespace caretz {
 
 namespace {
@@ -103,6 +105,22 @@ std::string git_config_text(const std::vector<GitConfigEntry>& entries) {
         text += "\n";
     }
     return text;
+}
+
+std::optional<std::vector<GitConfigEntry>> read_git_config(const std::string& path) {
+    SpawnOptions options;
+    options.env = Environment{{"PATH", "/usr/local/bin:/usr/bin:/bin"},
+                              {"HOME", "/nonexistent"},
+                              {"GIT_CONFIG_NOSYSTEM", "1"},
+                              {"GIT_CONFIG_GLOBAL", "/dev/null"},
+                              {"GIT_CEILING_DIRECTORIES", "/"},
+                              {"LC_ALL", "C"}};
+    options.cwd = {"/"};
+    options.search_path = true;
+    auto text =
+        output_of({"git", "config", "--file", path, "--no-includes", "--list", "--null"}, options);
+    if (!text) return std::nullopt;
+    return parse_git_config_list(*text);
 }
 
 }  // namespace caretz

@@ -19,6 +19,12 @@ struct GitConfigEntry {
 // when the output is not in that form.
 std::optional<std::vector<GitConfigEntry>> parse_git_config_list(std::string_view output);
 
+// The settings in the config file `path` as git reads it, asking git itself, so no parser of
+// Caretz's can read the file differently from the git that will use it. Git runs with no
+// config of the user's, outside any repository, and does not follow includes. nullopt when
+// git cannot read it (or is not installed).
+std::optional<std::vector<GitConfigEntry>> read_git_config(const std::string& path);
+
 // Whether a repository made inside the sandbox may keep this setting: only what `git init` and
 // `git clone` write (the format, the remotes and branches, submodules' URLs and worktree), and
 // nothing that names a command, a hooks folder, a file to include or a pager. Everything else

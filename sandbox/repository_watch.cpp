@@ -110,25 +110,6 @@ std::string named_path(std::string text, const std::string& base) {
     return text.starts_with("/") ? text : join_path(base, text);
 }
 
-// The settings in a config file as git reads it, asking git itself, so no parser of Caretz's
-// can read the file differently from the git that will use it. It runs with no config of the
-// user's, outside any repository, and does not follow includes.
-std::optional<std::vector<GitConfigEntry>> read_git_config(const std::string& path) {
-    SpawnOptions options;
-    options.env = Environment{{"PATH", "/usr/local/bin:/usr/bin:/bin"},
-                              {"HOME", "/nonexistent"},
-                              {"GIT_CONFIG_NOSYSTEM", "1"},
-                              {"GIT_CONFIG_GLOBAL", "/dev/null"},
-                              {"GIT_CEILING_DIRECTORIES", "/"},
-                              {"LC_ALL", "C"}};
-    options.cwd = {"/"};
-    options.search_path = true;
-    auto text =
-        output_of({"git", "config", "--file", path, "--no-includes", "--list", "--null"}, options);
-    if (!text) return std::nullopt;
-    return parse_git_config_list(*text);
-}
-
 }  // namespace
 
 const char* to_string(RepositoryFinding::Kind kind) {

@@ -217,6 +217,24 @@ def main():
                        ("both result and error", '{"jsonrpc": "2.0", "id": 1, "result": 1, "error": {}}'),
                        ("escapes", '{"jsonrpc": "2.0", "id": "\\u0000\\ud800", "method": "\\u001b]133;A\\u0007"}')]:
         write("jsonrpc", name, line)
+    # What `git config --list --null` prints for configs a sandboxed command could write: a
+    # clean clone's, one planting commands, and values and subsection names that try to end
+    # their line or open a section.
+    for name, entries in [
+            ("clone", [("core.repositoryformatversion", "0"), ("core.filemode", "true"),
+                       ("core.bare", "false"), ("core.logallrefupdates", "true"),
+                       ("remote.origin.url", "https://example.invalid/r.git"),
+                       ("remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"),
+                       ("branch.main.remote", "origin"), ("branch.main.merge", "refs/heads/main")]),
+            ("planted", [("core.hookspath", "/tmp/h"), ("core.fsmonitor", "touch PWNED"),
+                         ("alias.st", "!touch PWNED"), ("include.path", "/tmp/x"),
+                         ("remote.origin.url", "x")]),
+            ("quoting", [('remote.a "b]\\.url', 'v"a\\l\tue\nnext = line'),
+                         ("submodule.lib.url", " ../lib ; # not a comment"),
+                         ("branch.x.rebase", None),
+                         ("remote.o.pushurl", "\r\n[core]\n\thooksPath = /tmp")])]:
+        write("git_config", name, "".join(key + ("" if value is None else "\n" + value) + "\0"
+                                          for key, value in entries))
 
 
 if __name__ == "__main__":
