@@ -46,6 +46,7 @@ ToolOutcome ToolRunner::run_shell(const std::string& command, bool plan_mode,
     io.terminal = services_.terminal;
     io.stdin_from_terminal = false;
     io.on_output = [this](std::string_view bytes) { view_.command_output(bytes); };
+    io.output_to_terminal = io.terminal && view_.output_fd() == io.terminal->output_fd();
     io.on_interrupt_key = [&interrupt] { interrupt.request(); };
     CommandOutcome outcome;
     try {

@@ -59,6 +59,8 @@ public:
     void command_finished(int exit_code, const std::string& result);
     void command_failed(const std::string& error);
     void command_output(std::string_view bytes);
+    // Where command_output writes the bytes, unchanged (-1: nowhere).
+    int output_fd() const { return targets_.output_fd; }
     // A line from Caretz itself: "caretz: " + line.
     void notice(const std::string& line);
 

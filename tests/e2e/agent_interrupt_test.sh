@@ -27,6 +27,8 @@ EOF
 )"
 model_env openai
 tmux_caretz /bin/bash "$ws" "${MODE[@]}"
+raw="$AGENT_TMP/pane.raw"
+tmux -L "$TMUX_SOCKET" pipe-pane -o -t main "cat >> $raw"
 wait_for_prompt
 keys C-c
 sleep 0.3
@@ -38,6 +40,8 @@ start=$SECONDS
 keys C-c
 check_screen "Ctrl-C during a command stops the turn" "caretz: stopped (Ctrl-C)" 5
 check "... at once" test $((SECONDS - start)) -lt 5
+check "... said on a line of its own" test "$(count_lines '^caretz: stopped (Ctrl-C)')" -ge 1
+check "... and no line on the terminal ends in two \\r" not grep -qaP '\r\r$' "$raw"
 check "... and the prompt is back" wait_for_prompt
 check "... the command was stopped" test -z "$(pgrep -u "$E2E_USER" -f "sleep 31.$$")"
 check "... the turn's next tool call did not run" test ! -e "$ws/second-ran"
@@ -56,6 +60,8 @@ start=$SECONDS
 keys C-c
 check "Ctrl-C while the answer streams stops the turn" wait_for_count "caretz: stopped (Ctrl-C)" 1 5
 check "... at once" test $((SECONDS - start)) -lt 5
+check "... said on a line of its own" test "$(count_lines '^caretz: stopped (Ctrl-C)')" -ge 1
+check "... and no line on the terminal ends in two \\r" not grep -qaP '\r\r$' "$raw"
 check "... and the prompt is back" wait_for_prompt
 
 type_line "try once more"
@@ -76,6 +82,8 @@ start=$SECONDS
 keys C-c
 check "Ctrl-C as a command starts stops the turn" wait_for_count "caretz: stopped (Ctrl-C)" 3 5
 check "... at once" test $((SECONDS - start)) -lt 5
+check "... said on a line of its own" test "$(count_lines '^caretz: stopped (Ctrl-C)')" -ge 1
+check "... and no line on the terminal ends in two \\r" not grep -qaP '\r\r$' "$raw"
 check "... and the command does not go on" eval '[[ -z $(pgrep -u "$E2E_USER" -f "sleep 32.$$") ]]'
 wait_for_prompt
 type_line "and after"

@@ -27,6 +27,10 @@ EOF
 )"
 model_env "$PROVIDER"
 tmux_caretz /bin/bash "$ws" --provider "$PROVIDER" --ask-sandbox-off -p "make the denied file"
+# The pane's raw bytes: the model's command prints through the session's terminal, which has
+# made each '\n' "\r\n" already; nothing may add a second '\r'.
+raw="$AGENT_TMP/pane.raw"
+tmux -L "$TMUX_SOCKET" pipe-pane -o -t main "cat >> $raw"
 
 check_screen "-p sends the first prompt; the model's text streams to the screen" "Trying it."
 check_screen "the refused command opens the offer" "The sandbox refused this command"
@@ -35,6 +39,8 @@ check "... and waiting for a choice" contains "$(screen_text)" "choice>"
 keys Enter
 check_screen "Enter denies, and the turn goes on to the model's answer" "ANSWER-ONE"
 check "nothing ran outside: the file does not exist" test ! -e "$out/denied"
+check "no line on the terminal ends in two \\r (the model's command output included)" \
+    not grep -qaP '\r\r$' "$raw"
 expected="exit status: 1
 touch: cannot touch '$out/denied': Read-only file system"
 check "after Deny the model gets exactly the sandboxed result" test "$(tool_result 2)" == "$expected"

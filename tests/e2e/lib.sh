@@ -26,6 +26,8 @@ check() {
 
 contains() { [[ "$1" == *"$2"* ]]; }
 not_contains() { [[ "$1" != *"$2"* ]]; }
+# not CMD...: true when CMD fails, for check (whose condition is a command).
+not() { ! "$@"; }
 contains_nocase() { [[ "${1,,}" == *"${2,,}"* ]]; }
 not_contains_nocase() { [[ "${1,,}" != *"${2,,}"* ]]; }
 

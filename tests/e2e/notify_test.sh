@@ -85,7 +85,6 @@ start() {
 bell_flag() { tmux_ display-message -p -t main:0 '#{window_bell_flag}'; }
 title() { tmux_ display-message -p -t "$pane" '#{pane_title}'; }
 current_window() { tmux_ display-message -p -t main '#{window_name}'; }
-not() { ! "$@"; }
 # raw_has TEXT: the pane's raw bytes hold TEXT (printf escapes: \033, \007).
 raw_has() { grep -qaF -- "$(printf "$1")" "$raw"; }
 wait_for_raw() {

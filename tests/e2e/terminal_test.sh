@@ -15,7 +15,6 @@ modes="$TEST_HOME/stty-$$"
 trap 'tmux_ kill-server 2>/dev/null; rm -rf "$ws" "$modes".* "$TEST_HOME/raw-"*' EXIT
 
 run_in_pane() { start_caretz_pane "$ws" $MODE; }
-not() { ! "$@"; }
 # Types a line at Caretz's prompt once the prompt is back, as a person watching would: keys
 # typed while the last command is still ending go to that command.
 prompt_line() {
