@@ -8,6 +8,7 @@
 
 #include "escalation/audit_log.h"
 #include "escalation/credential_fallbacks.h"
+#include "pty/terminal.h"
 #include "sandbox/host_fs.h"
 #include "sandbox/missing_git_paths.h"
 #include "sandbox/network_forwarder.h"
@@ -109,7 +110,7 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     // The session's PTY turns '\n' into "\r\n" only when Caretz owns the terminal it copies
     // to (stdin and stdout terminals, not --print) and can turn that one's own processing off
     // meanwhile; otherwise the terminal or file downstream gets the bytes as written.
-    spec.exact_output = cl.print || !::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO);
+    spec.exact_output = cl.print || !Terminal::standard_is_terminal();
     spec.watched_programs = programs_to_watch();
     phase_done("spec");
     return spec;

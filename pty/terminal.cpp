@@ -29,8 +29,12 @@ void set_foreground(int fd, pid_t pgrp) noexcept {
 
 }  // namespace
 
+bool Terminal::standard_is_terminal() {
+    return ::isatty(STDIN_FILENO) && ::isatty(STDOUT_FILENO);
+}
+
 std::unique_ptr<Terminal> Terminal::open_standard() {
-    if (!::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO)) return nullptr;
+    if (!standard_is_terminal()) return nullptr;
     auto terminal = std::make_unique<Terminal>(STDIN_FILENO, STDOUT_FILENO);
     terminal->modes_->install_exit_handlers();
     // A resize wakes whatever waits (see resize_fd), with no window between a check and a wait.
@@ -40,7 +44,12 @@ std::unique_ptr<Terminal> Terminal::open_standard() {
 }
 
 Terminal::Terminal(int in_fd, int out_fd) : in_fd_(in_fd), out_fd_(out_fd) {
-    if (::isatty(in_fd_)) modes_.emplace(in_fd_);
+    if (!::isatty(in_fd_)) return;
+    modes_.emplace(in_fd_);
+    // The modes belong to the input's terminal: they reach the output only if it is the same.
+    struct stat in, out;
+    one_terminal_ =
+        ::fstat(in_fd_, &in) == 0 && ::fstat(out_fd_, &out) == 0 && in.st_rdev == out.st_rdev;
 }
 
 Terminal::~Terminal() {
@@ -117,11 +126,7 @@ void Terminal::write(std::string_view text) const {
 }
 
 void Terminal::pass_output_through(bool on) {
-    if (!modes_) return;
-    struct stat in, out;
-    if (::fstat(in_fd_, &in) != 0 || ::fstat(out_fd_, &out) != 0 || in.st_rdev != out.st_rdev)
-        return;
-    modes_->set_output_processing(!on);
+    if (modes_ && one_terminal_) modes_->set_output_processing(!on);
 }
 
 void Terminal::reset_for_question() const {

@@ -28,6 +28,8 @@ public:
     // The returned terminal is in raw mode, restores its modes on every exit path (signals
     // included) and follows window-size changes (SIGWINCH, installed here and nowhere else).
     static std::unique_ptr<Terminal> open_standard();
+    // Whether open_standard() would give a terminal: standard input and output both are.
+    static bool standard_is_terminal();
 
     // Keys from `in_fd`, Caretz's text to `out_fd`. When `in_fd` is a terminal its modes are
     // saved and owned; otherwise (a pipe, in tests) only the key handling applies.
@@ -92,6 +94,7 @@ private:
     int in_fd_;
     int out_fd_;
     std::optional<TerminalModes> modes_;
+    bool one_terminal_ = false;  // input and output are the same terminal
     std::string pending_;
     bool input_closed_ = false;
     int resize_fd_ = -1;    // -1 unless this terminal follows SIGWINCH

@@ -26,7 +26,6 @@
 #include "sandbox/git_config_filter.h"
 #include "sandbox/host_fs.h"
 #include "sandbox/path_names.h"
-#include "sandbox/spawn.h"
 
 namespace caretz {
 
@@ -194,7 +193,7 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
                          "); after every command Caretz looks at each of them for a change "
                          "instead, which slows commands down");
     Found found;
-    walk(roots_, found, /*parallel=*/true);
+    walk(roots_, found, /*parallel=*/true, /*relisting=*/false);
     auto protect = [&](const std::string& path) {
         if (known_.emplace(path, 0).second) policy.protected_paths.push_back(path);
     };
@@ -387,19 +386,24 @@ std::vector<std::string> RepositoryWatch::changed_unwatched() {
     return changed;
 }
 
-void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool parallel) {
+void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool parallel,
+                           bool relisting) {
+    std::sort(tops.begin(), tops.end());
+    tops.erase(std::unique(tops.begin(), tops.end()), tops.end());
     if (tops.empty()) return;
     FolderQueue queue;
     queue.threads = parallel ? search_threads() : 1;
     // The folders without a watch already known below the tops, which the walk leaves to
-    // their change time. For a few tops, only those below them.
+    // their change time. For a few tops, only those below them. New folders hold none.
     std::unordered_set<std::string_view> known;
-    for (const auto& entry : unwatched_) {
-        const std::string& dir = entry.first;
-        if (tops.size() > 16 || std::any_of(tops.begin(), tops.end(), [&](const auto& top) {
-                return dir.size() > top.size() && path_within(dir, top);
-            }))
-            known.insert(dir);
+    if (relisting) {
+        for (const auto& entry : unwatched_) {
+            const std::string& dir = entry.first;
+            if (tops.size() > 16 || std::any_of(tops.begin(), tops.end(), [&](const auto& top) {
+                    return dir.size() > top.size() && path_within(dir, top);
+                }))
+                known.insert(dir);
+        }
     }
     if (!known.empty()) queue.unwatched = &known;
     for (auto& top : tops) queue.shared.push_back({nullptr, std::move(top), 0});
@@ -583,10 +587,13 @@ std::vector<RepositoryFinding> RepositoryWatch::check() {
         new_dirs = roots_;
         recheck_.insert(ours_.begin(), ours_.end());
     }
-    for (auto& dir : changed_unwatched()) new_dirs.push_back(std::move(dir));
+    // Folders listed before list again: what below them is known already stays out.
+    std::vector<std::string> changed = changed_unwatched();
+    const bool relisting = overflow || !changed.empty();
+    std::move(changed.begin(), changed.end(), std::back_inserter(new_dirs));
     // The few folders a command usually makes are not worth starting threads for.
     const bool parallel = overflow || new_dirs.size() > 64;
-    walk(std::move(new_dirs), found, parallel);
+    walk(std::move(new_dirs), found, parallel, relisting);
     candidates.insert(found.git_dirs.begin(), found.git_dirs.end());
     candidates.insert(found.git_links.begin(), found.git_links.end());
     read_only_now_.clear();

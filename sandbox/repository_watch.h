@@ -109,9 +109,10 @@ private:
     };
     // Searches `tops` and everything below them, with `parallel` on as many threads as the
     // machine has cores (four at most): each folder gets its watch (or has its change time
-    // taken past the limit) before it is listed. Folders in hidden_ and those without a watch
-    // already known (they are looked at by their change time) are left out.
-    void walk(std::vector<std::string> tops, Found& found, bool parallel);
+    // taken past the limit) before it is listed. Folders in hidden_ are left out, and with
+    // `relisting` (tops listed before) so are those without a watch known already: they are
+    // looked at by their change time.
+    void walk(std::vector<std::string> tops, Found& found, bool parallel, bool relisting);
     struct FolderQueue;  // the folders still to search, shared by the threads of one walk
     // One thread of walk().
     void walk_folders(FolderQueue& queue, Found& found) const;
