@@ -12,7 +12,7 @@ MODEL_PID=
 REQUESTS=$AGENT_TMP/requests.jsonl
 
 agent_cleanup() {
-    tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null
+    end_tmux
     stop_model
     rm -rf "$AGENT_TMP"
 }
@@ -77,7 +77,7 @@ tmux_caretz() {
         echo 'echo "CARETZ-EXITED $?"'
         echo 'sleep 600'
     } >"$runner"
-    tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null
+    end_tmux
     tmux -L "$TMUX_SOCKET" new-session -d -s main -x 120 -y 40 "bash $runner"
 }
 

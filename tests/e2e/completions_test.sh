@@ -10,7 +10,7 @@ build_dir=$2
 own_home
 prefix=$(mktemp -d /tmp/caretz-completions.XXXXXX)
 chmod 0755 "$prefix"
-trap 'tmux_ kill-server 2>/dev/null; rm -rf "$TEST_HOME" "$prefix"' EXIT
+trap 'end_tmux; rm -rf "$TEST_HOME" "$prefix"' EXIT
 
 cmake --install "$build_dir" --prefix "$prefix" >/dev/null
 case $shell in

@@ -18,7 +18,7 @@ own_home
 work=$(mktemp -d /tmp/caretz-credfall.XXXXXX)
 server_pid=
 cleanup() {
-    tmux_ kill-server 2>/dev/null
+    end_tmux
     [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null
     rm -rf "$TEST_HOME" "$work"
 }

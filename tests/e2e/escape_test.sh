@@ -53,7 +53,7 @@ cleanup() {
     [[ -n ${server:-} ]] && kill "$server" 2>/dev/null
     for s in "${created_sockets[@]}"; do rm -f "$s"; done
     [[ -n ${created_dbus_dir:-} ]] && rmdir /run/dbus 2>/dev/null
-    tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null
+    end_tmux
     rm -f "/tmp/tmux-$(id -u)/$TMUX_SOCKET"
     rm -rf "$TEST_HOME" "/tmp/caretz-e2e-pwned-$tag" "/tmp/caretz-e2e-control-$tag" \
         "/var/tmp/caretz-e2e-$tag" "/dev/shm/caretz-e2e-$tag" "/tmp/caretz-e2e-udp-$tag" "/etc/caretz-e2e-$tag"
@@ -533,7 +533,7 @@ else
     fail "TIOCSTI injection into the real terminal" "the host shell ran the injected text: $OUT"
     ROWS+=("TIOCSTI into the terminal (tmux)|nothing reaches the host shell|NOT CONTAINED: $tiocsti_seen")
 fi
-tmux_ kill-server
+end_tmux
 
 # Into the sandbox's own terminal: in session mode text pushed there would be read by the
 # session shell once the command ends, a line Caretz never sent. `read` shows what arrived.

@@ -15,7 +15,7 @@ runuser -u "$E2E_USER" -- mkdir -p "$ws" "$outside"
 state=$TEST_HOME/.local/state/caretz
 modes=$TEST_HOME/stty
 cleanup() {
-    tmux_ kill-server 2>/dev/null
+    end_tmux
     mountpoint -q "$state" && umount "$state"
     rm -rf "$TEST_HOME"
 }

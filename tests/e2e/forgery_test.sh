@@ -16,14 +16,21 @@ cmdfile="$TEST_HOME/command"
 audit="$TEST_HOME/.local/state/caretz/audit.jsonl"
 runuser -u "$E2E_USER" -- mkdir -p "$ws" "$outside"
 TMUX_SOCKET="caretz-e2e-forgery-$$"
-trap 'tmux_ kill-server 2>/dev/null; rm -f "/tmp/tmux-$(id -u)/$TMUX_SOCKET"; rm -rf "$TEST_HOME"' EXIT
+trap 'end_tmux; rm -f "/tmp/tmux-$(id -u)/$TMUX_SOCKET"; rm -rf "$TEST_HOME"' EXIT
 # One tmux server for the whole test, kept alive by an idle session, so that a pane can be
 # replaced without racing a server that is shutting down.
 tmux_ new-session -d -s keeper -x 120 -y 40 "exec sleep 3600"
 # pane COMMAND: a fresh 120x40 pane "main" running COMMAND (as root; use user_command_line).
 pane() {
-    tmux_ kill-session -t main 2>/dev/null
+    end_pane
     tmux_ new-session -d -s main -x 120 -y 40 "$1"
+}
+# end_pane: ends the pane and everything left in it.
+end_pane() {
+    local pid
+    pid=$(tmux_ list-panes -t main -F '#{pane_pid}' 2>/dev/null)
+    tmux_ kill-session -t main 2>/dev/null
+    kill_left_in_panes $pid
 }
 
 # The screen as the user sees it right now: visible rows only (no history), wrapped lines
@@ -174,7 +181,7 @@ for row in "${hidden_rows[@]}"; do
 done
 tmux_ send-keys -t main d
 wait_visible "EXITED=" 10
-tmux_ kill-session -t main
+end_pane
 
 # --- results -------------------------------------------------------------------------------------
 # A field of the JSON result: the last line of OUT (Caretz's notices on stderr come first).

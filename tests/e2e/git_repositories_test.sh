@@ -13,7 +13,7 @@ SH=$(command -v "$SHELL_NAME")
 sandbox_mode "${2:-session}"
 
 own_home
-trap 'tmux_ kill-server 2>/dev/null; rm -rf "$TEST_HOME"' EXIT
+trap 'end_tmux; rm -rf "$TEST_HOME"' EXIT
 u() { runuser -u "$E2E_USER" -- "$@"; }
 host_git() {
     local dir=$1

@@ -73,6 +73,24 @@ user_command_line() {
 # tmux on a socket of the test's own, so tests never touch each other's sessions.
 TMUX_SOCKET="caretz-e2e-$$"
 tmux_() { tmux -L "$TMUX_SOCKET" "$@"; }
+# kill_left_in_panes PANE_PIDS...: kills what still runs in those panes. A pane is a session of
+# its own, and its processes do not all go with it: runuser passes no SIGHUP on, so what it
+# started (the `sleep 600` after Caretz) would stay behind for as long as it sleeps.
+kill_left_in_panes() {
+    local pid
+    for pid in "$@"; do pkill -KILL -s "$pid" 2>/dev/null; done
+    return 0
+}
+# end_tmux: ends the test's tmux server and everything left in its panes.
+end_tmux() {
+    local panes status
+    panes=$(tmux_ list-panes -a -F '#{pane_pid}' 2>/dev/null)
+    tmux_ kill-server 2>/dev/null
+    status=$?
+    # shellcheck disable=SC2086  # one pid a word
+    kill_left_in_panes $panes
+    return $status
+}
 screen_text() { tmux_ capture-pane -p -t main -S -500; }
 
 # wait_for_screen TEXT [SECONDS]: waits until the pane shows TEXT; false on timeout.
@@ -187,7 +205,7 @@ prompt_back() { wait_for_count "^caretz>" "$prompts" "${1:-10}"; }
 # start_pane COMMAND: a 120x40 tmux pane running COMMAND (as root; use user_command_line).
 start_pane() {
     # A server that is still shutting down would take the new session down with it.
-    tmux_ kill-server 2>/dev/null && while tmux_ has-session 2>/dev/null; do sleep 0.05; done
+    end_tmux && while tmux_ has-session 2>/dev/null; do sleep 0.05; done
     sleep 0.2
     tmux_ new-session -d -s main -x 120 -y 40 "$1"
 }
@@ -221,7 +239,7 @@ sandbox_mode() {
 # behind would be in every later sandbox's view of /home, one more mount each.
 finish() {
     echo "$passed passed, $failed failed"
-    tmux_ kill-server 2>/dev/null
+    end_tmux
     [[ -n ${TEST_HOME:-} ]] && rm -rf "$TEST_HOME" 2>/dev/null
     [[ $failed -eq 0 ]]
 }

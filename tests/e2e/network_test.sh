@@ -18,7 +18,7 @@ files=$(mktemp -d /tmp/caretz-e2e-net.XXXXXX)
 audit="$TEST_HOME/.local/state/caretz/audit.jsonl"
 server=
 cleanup() {
-    tmux_ kill-server 2>/dev/null
+    end_tmux
     [[ -n $server ]] && kill "$server" 2>/dev/null
     rm -rf "$ws" "$files"
     if [[ -e $audit.saved ]]; then rmdir "$audit" && mv "$audit.saved" "$audit"; fi

@@ -21,7 +21,7 @@ server=
 # The tmux server runs as the test user, like the user's own.
 tmux_() { u tmux -L "$TMUX_SOCKET" "$@"; }
 cleanup() {
-    tmux_ kill-server 2>/dev/null
+    end_tmux
     [[ -n $server ]] && kill "$server" 2>/dev/null
     rm -rf "$dir" "$ws" "$data" "$secret"
 }
@@ -71,7 +71,7 @@ runs=0
 start() {
     runs=$((runs + 1))
     raw=$dir/raw.$runs
-    tmux_ kill-server 2>/dev/null && while tmux_ has-session 2>/dev/null; do sleep 0.05; done
+    end_tmux && while tmux_ has-session 2>/dev/null; do sleep 0.05; done
     local cmd
     cmd=$(printf 'cd %q && exec %q --ask-sandbox-off %s' "$ws" "$E2E_BIN" "$*")
     tmux_ new-session -d -s main -x 120 -y 40 \
@@ -147,7 +147,7 @@ check "... and the hidden path with its source" \
 check "... and the built-in ones as built in" wait_for_screen "  /run  [built in]" 2
 check "... and the destination allowed for the session" \
     wait_for_screen "  localhost:$port  [you, at the network approval]" 2
-tmux_ kill-server
+end_tmux
 
 # --- "notify": "off": no bell, no notification, no title
 start --config "$dir/off.json"
@@ -159,7 +159,7 @@ wait_for_prompt "caretz>" 20
 # The notice would have come before the offer's text, so by now tmux would have flagged it.
 check "... tmux flags no bell" test "$(bell_flag)" = 0
 check "... and no OSC 9 reached the pane" not raw_has "\033]9;"
-tmux_ kill-server
+end_tmux
 
 # --- no terminal: nobody is asked, so nothing rings and notify_command never runs
 before=$(notified)

@@ -15,7 +15,7 @@ own_home
 ws=$(new_workspace)
 audit="$TEST_HOME/.local/state/caretz/audit.jsonl"
 cleanup() {
-    tmux_ kill-server 2>/dev/null
+    end_tmux
     rm -rf "$ws"
 }
 trap cleanup EXIT

@@ -13,7 +13,7 @@ ws=$(new_workspace)
 outside=$(runuser -u "$E2E_USER" -- mktemp -d "$TEST_HOME/outside.XXXXXXXX")
 audit="$TEST_HOME/.local/state/caretz/audit.jsonl"
 cleanup() {
-    tmux_ kill-server 2>/dev/null
+    end_tmux
     rm -rf "$ws" "$outside" /etc/caretz-e2e-sudo-$$
     rm -f /run/docker.sock /run/dbus/system_bus_socket.caretz-e2e
     [[ -n "${fake_pids:-}" ]] && kill $fake_pids 2>/dev/null

@@ -80,7 +80,7 @@ pkill -u "$E2E_USER" -f "$marker"
 
 # Typing ahead on a terminal (tmux): a whole line and a partial one typed while a command runs
 # that does not read them were meant for Caretz's prompt. The session shell must run neither.
-trap 'tmux_ kill-server 2>/dev/null; rm -rf "$TEST_HOME"' EXIT
+trap 'end_tmux; rm -rf "$TEST_HOME"' EXIT
 start_pane "$(user_command_line "$SH" "$ws" "$E2E_BIN; sleep 600")"
 wait_for_screen "caretz>" 10
 tmux_ send-keys -t main -l '!sleep 2'
@@ -95,6 +95,6 @@ tmux_ send-keys -t main Enter
 check "typed-ahead input: the next command runs as typed" wait_for_screen $'\nnext-command' 10
 check "... and the shell ran no line typed ahead" test ! -e "$ws/typed-ahead-ran"
 check "... nor the partial one" not_contains "$(screen_text)" "partial-!echo"
-tmux_ kill-server
+end_tmux
 
 finish

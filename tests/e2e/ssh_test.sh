@@ -9,7 +9,7 @@ chmod 755 "$tmp"
 own_home
 ws=$(new_workspace)
 cleanup() {
-    tmux_ kill-server 2>/dev/null
+    end_tmux
     [[ -n "${sshd_pid:-}" ]] && kill "$sshd_pid" 2>/dev/null
     rm -rf "$tmp" "$ws"
 }

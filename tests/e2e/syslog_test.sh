@@ -17,7 +17,7 @@ own_home
 rsyslogd_pid=
 stuck_pid=
 cleanup() {
-    tmux_ kill-server 2>/dev/null
+    end_tmux
     [[ -n $rsyslogd_pid ]] && kill "$rsyslogd_pid" 2>/dev/null
     [[ -n $stuck_pid ]] && kill "$stuck_pid" 2>/dev/null
     rm -rf "$work" "$TEST_HOME"

@@ -12,7 +12,7 @@ USER_SHELL=$(command -v "$SHELL_NAME")
 own_home
 ws=$(new_workspace)
 modes="$TEST_HOME/stty-owner-$$"
-trap 'tmux_ kill-server 2>/dev/null; rm -rf "$ws" "$TEST_HOME" "$modes".*' EXIT
+trap 'end_tmux; rm -rf "$ws" "$TEST_HOME" "$modes".*' EXIT
 
 # The rc files of a real user: vi mode, a prompt that prints, history written as it goes, zsh's
 # completion system, fish universal variables.
@@ -159,7 +159,7 @@ check "the REPL without a terminal does not hang on a password prompt" contains 
 # 6. The model's commands: a resize at the prompt reaches them, and nobody types into them,
 #    so a password prompt gets the end of input, on a terminal and with --print alike.
 if [[ $SHELL_NAME == bash ]]; then
-    tmux_ kill-server 2>/dev/null
+    end_tmux
     source "$(dirname "$0")/agent_lib.sh"
     trap 'agent_cleanup; rm -rf "$ws" "$TEST_HOME" "$modes".*' EXIT
     getpass='python3 -c \"import getpass; getpass.getpass()\" 2>/dev/null; echo after-getpass'

@@ -12,7 +12,7 @@ MODE=
 own_home
 ws=$(new_workspace)
 modes="$TEST_HOME/stty-$$"
-trap 'tmux_ kill-server 2>/dev/null; rm -rf "$ws" "$modes".* "$TEST_HOME/raw-"*' EXIT
+trap 'end_tmux; rm -rf "$ws" "$modes".* "$TEST_HOME/raw-"*' EXIT
 
 run_in_pane() { start_caretz_pane "$ws" $MODE; }
 # Types a line at Caretz's prompt once the prompt is back, as a person watching would: keys
@@ -125,9 +125,12 @@ command=$(command_pid 'sleep 300')
 pid=$(caretz_pid)
 sandbox=$(pgrep -P "$pid" -x bwrap | head -1)
 check "a sandbox runs the command" test -n "$sandbox" -a -n "$command"
+panes=$(tmux_ list-panes -a -F '#{pane_pid}')
 tmux_ kill-server
 check "the terminal gone: Caretz ends" gone "$pid"
 check "... and its sandbox" gone "$sandbox"
 check "... and the command" gone "$command"
+# shellcheck disable=SC2086  # one pid a word
+kill_left_in_panes $panes  # runuser, and what it would run after Caretz
 
 finish
