@@ -194,6 +194,7 @@ class WarmSession:
 
     def __init__(self, caretz, env, cwd=None):
         self.caretz, self.env, self.cwd = caretz, env, cwd
+        self.phase_times = None  # CARETZ_PHASE_TIMES's file, when given to start()
         self.proc = None
         self.counter = 0
         self.error = None
@@ -204,9 +205,10 @@ class WarmSession:
         return (f"printf '!{cmd}; echo @CZBn@\\n...' | {self.caretz}  # each timed line follows "
                 "an untimed one")
 
-    def start(self):
+    def start(self, phase_times=None):
         self.stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([self.caretz], env=self.env, stdin=subprocess.PIPE,
+        env = dict(self.env, CARETZ_PHASE_TIMES=phase_times) if phase_times else self.env
+        self.proc = subprocess.Popen([self.caretz], env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr, bufsize=0,
                                      cwd=self.cwd)
         self.fd = self.proc.stdout.fileno()
@@ -352,13 +354,15 @@ def end_process(pid, grace):
     os.waitpid(pid, 0)
 
 
-def time_on_pty(argv, env, text, timeout=20):
-    """Starts argv on a new PTY; seconds until `text` appears in its output. Ends it with
-    Ctrl-D (then SIGKILL)."""
+def time_on_pty(argv, env, text, timeout=20, cwd=None):
+    """Starts argv on a new PTY (in `cwd`); seconds until `text` appears in its output. Ends
+    it with Ctrl-D (then SIGKILL)."""
     start = time.perf_counter()
     pid, fd = os.forkpty()
     if pid == 0:
         try:
+            if cwd:
+                os.chdir(cwd)
             os.execve(argv[0], argv, env)
         finally:
             os._exit(127)
@@ -789,7 +793,8 @@ def inotify_limit():
 def repositories(args, env, sizes):
     """For each workspace size: a warm session started in it (its first command includes the
     start-up search), then `true` n times, alternating between Caretz and, with --baseline,
-    a build from before the repository watch."""
+    a build from before the repository watch. Also Caretz's own time for the search (its
+    `repository search` phase) and the time to the `caretz>` prompt on a PTY there."""
     binaries = [("with", args.caretz)]
     if args.baseline_caretz:
         binaries.append(("without", args.baseline_caretz))
@@ -802,11 +807,22 @@ def repositories(args, env, sizes):
         row = {"folders": made, "n": args.n, "error": None}
         sessions = {}
         try:
+            prompt = [time_on_pty([args.caretz], env, b"caretz>", cwd=ws) for _ in range(3)]
+            row["prompt_ms"] = statistics.median(prompt) * 1e3
             for key, binary in binaries:
                 s = WarmSession(binary, env, cwd=ws)
-                s.start()
+                times_file = os.path.join(args.out, "repo-phase-times")
+                if os.path.exists(times_file):
+                    os.unlink(times_file)
+                s.start(phase_times=times_file if key == "with" else None)
                 sessions[key] = s
                 row[f"{key}_start_ms"] = s.session_start_s * 1e3
+                if key == "with":
+                    with open(times_file) as f:
+                        for line in f:
+                            name, micros = line.rsplit(" ", 1)
+                            if name == "repository search":
+                                row["search_ms"] = int(micros) / 1e3
                 s.stderr.seek(0)
                 said = s.stderr.read().decode(errors="replace").strip()
                 if said:
@@ -837,12 +853,13 @@ def repositories_table(rep):
     out = []
     rows = rep["rows"]
     empty = next((r for r in rows if r["folders"] == 1), None)
-    out.append("| workspace | session start | start-up added by the search | warm `true`, "
-               "median (p95) | without the watch, median (p95) | per-command difference |")
-    out.append("|---|---:|---:|---:|---:|---:|")
+    out.append("| workspace | the search (Caretz's phase) | `caretz>` prompt on a PTY | session "
+               "start | start-up added by the search | warm `true`, median (p95) | without the "
+               "watch, median (p95) | per-command difference |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         if r.get("error"):
-            out.append(f"| {r['folders']} folders | failed: {r['error']} | | | | |")
+            out.append(f"| {r['folders']} folders | failed: {r['error']} | | | | | | |")
             continue
         added = (r["with_start_ms"] - empty["with_start_ms"]) if empty and \
             empty.get("with_start_ms") else None
@@ -850,7 +867,10 @@ def repositories_table(rep):
                    if "without_median_ms" in r else "-")
         diff = (f"{r['with_median_ms'] - r['without_median_ms']:+.3f} ms"
                 if "without_median_ms" in r else "-")
-        out.append(f"| {r['folders']:,} folders ({r['n']} runs) | {fmt(r['with_start_ms'])} ms | "
+        search = f"{fmt(r['search_ms'])} ms" if "search_ms" in r else "-"
+        prompt = f"{fmt(r['prompt_ms'])} ms" if "prompt_ms" in r else "-"
+        out.append(f"| {r['folders']:,} folders ({r['n']} runs) | {search} | {prompt} | "
+                   f"{fmt(r['with_start_ms'])} ms | "
                    f"{fmt(added) + ' ms' if added is not None else '-'} | "
                    f"{fmt(r['with_median_ms'], 3)} ({fmt(r['with_p95_ms'], 3)}) ms | {without} | "
                    f"{diff} |")
@@ -948,9 +968,14 @@ def repository_targets(rep):
                              f"{d:+.3f} ms ({fmt(r['with_median_ms'], 3)} against "
                              f"{fmt(r['without_median_ms'], 3)} ms)"))
         if r["folders"] >= 100_000 and empty:
+            # "Well under a second": the search itself and what it adds to the start, each at
+            # most three quarters of one.
             added = r["with_start_ms"] - empty["with_start_ms"]
-            verdicts.append((f"{name}: searched at the start in < 1 s", added < 1000,
-                             f"{fmt(added)} ms more than in an empty folder"))
+            search = r.get("search_ms", float("inf"))
+            verdicts.append((f"{name}: searched at the start in well under 1 s (<= 750 ms)",
+                             search <= 750 and added <= 750,
+                             f"the search {fmt(search)} ms; the session starts {fmt(added)} ms "
+                             f"later than in an empty folder"))
     return verdicts
 
 

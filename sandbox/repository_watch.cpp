@@ -3,9 +3,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdlib.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -128,6 +130,8 @@ const char* to_string(RepositoryFinding::Kind kind) {
             return "not_protected";
         case K::folder_protected:
             return "folder_protected";
+        case K::watch_limit:
+            return "watch_limit";
     }
     return "?";
 }
@@ -162,6 +166,11 @@ std::string describe(const RepositoryFinding& f) {
         case K::folder_protected:
             return "caretz: cannot search " + f.path +
                    " for git repositories; the sandbox may not write anywhere in it";
+        case K::watch_limit:
+            return "caretz: the inotify watch limit (fs.inotify.max_user_watches) is reached; " +
+                   f.detail +
+                   " folders have no watch, so after every command Caretz looks at each of them "
+                   "for a change instead, which slows commands down; raise the limit with sysctl";
     }
     return "";
 }
@@ -193,7 +202,8 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
                          "); after every command Caretz looks at each of them for a change "
                          "instead, which slows commands down");
     Found found;
-    walk(roots_, found, /*parallel=*/true, /*relisting=*/false);
+    // The watches come after the start (promote()): until then, change times tell.
+    walk(roots_, found, /*parallel=*/true, /*relisting=*/false, /*watch=*/false);
     auto protect = [&](const std::string& path) {
         if (known_.emplace(path, 0).second) policy.protected_paths.push_back(path);
     };
@@ -214,12 +224,11 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
     }
     for (const auto& dir : found.git_dirs)
         follow_config(dir + "/config", {name_of(dir) == ".git" ? parent_of(dir) : dir}, policy, 0);
-    if (!unwatched_.empty() && inotify_.valid())  // past the watch limit
-        notes_.push_back(
-            "caretz: the inotify watch limit (fs.inotify.max_user_watches) is reached; " +
-            std::to_string(unwatched_.size()) +
-            " folders have no watch, so after every command Caretz looks at each of them for a "
-            "change instead, which slows commands down; raise the limit with sysctl");
+    promote();
+}
+
+RepositoryWatch::~RepositoryWatch() {
+    finish_promoting();
 }
 
 void RepositoryWatch::protect_named(const std::string& path, bool folder, SandboxPolicy& policy) {
@@ -308,13 +317,15 @@ struct RepositoryWatch::FolderQueue {
     struct Item {
         std::shared_ptr<UniqueFd> parent;  // the folder it was listed in (null for a top)
         std::string path;
-        size_t name_at = 0;  // where its name starts in path
+        size_t name_at = 0;      // where its name starts in path
+        bool unwatched = false;  // past the watch limit, its change time noted (not for a top)
     };
     std::mutex mutex;
     std::condition_variable ready;
     std::vector<Item> shared;
     const std::unordered_set<std::string_view>* unwatched = nullptr;
     unsigned threads = 1;
+    bool watch = false;  // each folder gets its watch as it is found
     unsigned idle = 0;
     std::atomic<unsigned> waiting{0};
     bool done = false;
@@ -370,8 +381,7 @@ std::vector<std::string> RepositoryWatch::changed_unwatched() {
             struct stat st;
             if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
                 moved[i] = 2;
-            else if (seen.racy || st.st_ino != seen.ino || st.st_ctim.tv_sec != seen.ctime.tv_sec ||
-                     st.st_ctim.tv_nsec != seen.ctime.tv_nsec)
+            else if (seen.racy || !seen.same(st))
                 moved[i] = 1;
         }
     });
@@ -386,13 +396,60 @@ std::vector<std::string> RepositoryWatch::changed_unwatched() {
     return changed;
 }
 
+void RepositoryWatch::promote() {
+    if (!inotify_.valid() || limit_reached_ ||
+        std::all_of(unwatched_.begin(), unwatched_.end(),
+                    [](const auto& entry) { return entry.second.racy; }))
+        return;
+    promotion_ = std::make_unique<Promotion>();
+    promotion_->thread = std::thread([this, &p = *promotion_] {
+        for (size_t i = 0; i < unwatched_.size() && !p.stop.load(std::memory_order_relaxed); ++i) {
+            const auto& [dir, seen] = unwatched_[i];
+            if (seen.racy) continue;  // listed again at the next check
+            int wd = ::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
+            if (wd < 0 && (errno == ENOSPC || errno == ENOMEM)) {
+                p.limit = true;
+                break;
+            }
+            if (wd < 0) continue;  // gone, or no folder now: its change time tells
+            p.watched.emplace_back(wd, i);
+            // Changed between its listing and its watch: listed again at the next check.
+            struct stat st;
+            if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !seen.same(st))
+                p.changed.push_back(i);
+        }
+    });
+}
+
+void RepositoryWatch::finish_promoting() {
+    if (!promotion_) return;
+    promotion_->stop = true;
+    promotion_->thread.join();
+    const auto p = std::move(promotion_);
+    std::vector<char> keep(unwatched_.size(), 1);
+    for (const auto& [wd, i] : p->watched) {
+        watched_[wd] = unwatched_[i].first;
+        keep[i] = 0;
+    }
+    for (size_t i : p->changed) {
+        unwatched_[i].second.racy = true;
+        keep[i] = 1;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < unwatched_.size(); ++i)
+        if (keep[i] && kept++ != i) unwatched_[kept - 1] = std::move(unwatched_[i]);
+    unwatched_.resize(kept);
+    if (p->limit) limit_reached_ = true;
+}
+
 void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool parallel,
-                           bool relisting) {
+                           bool relisting, bool watch) {
     std::sort(tops.begin(), tops.end());
     tops.erase(std::unique(tops.begin(), tops.end()), tops.end());
     if (tops.empty()) return;
     FolderQueue queue;
     queue.threads = parallel ? search_threads() : 1;
+    queue.watch = watch && inotify_.valid();
     // The folders without a watch already known below the tops, which the walk leaves to
     // their change time. For a few tops, only those below them. New folders hold none.
     std::unordered_set<std::string_view> known;
@@ -406,7 +463,7 @@ void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool par
         }
     }
     if (!known.empty()) queue.unwatched = &known;
-    for (auto& top : tops) queue.shared.push_back({nullptr, std::move(top), 0});
+    for (auto& top : tops) queue.shared.push_back({nullptr, std::move(top), 0, false});
     std::vector<Found> each(queue.threads);
     on_threads(queue.threads, [&](unsigned t) { walk_folders(queue, each[t]); });
     for (auto& part : each) found.merge(std::move(part));
@@ -414,30 +471,58 @@ void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool par
     for (auto* list : {&found.git_dirs, &found.git_links, &found.unreadable})
         std::sort(list->begin(), list->end());
     for (auto& [wd, dir] : found.watches) watched_[wd] = dir;  // a folder moved keeps its wd
+    if (queue.watch && !found.unwatched.empty()) limit_reached_ = true;
     unwatched_.reserve(unwatched_.size() + found.unwatched.size());
     std::move(found.unwatched.begin(), found.unwatched.end(), std::back_inserter(unwatched_));
     found.watches.clear();
     found.unwatched.clear();
 }
 
+// Whether the file system of `fd` counts a folder's subfolders in its link count, so that a
+// folder with two links has none: the kernel keeps that count itself on these (a FUSE or network
+// file system reports what its server says, btrfs and overlayfs one link for every folder).
+bool counts_subfolders(int fd) {
+    struct statfs fs;
+    if (::fstatfs(fd, &fs) != 0) return false;
+    switch (static_cast<unsigned long>(fs.f_type)) {
+        case EXT4_SUPER_MAGIC:  // ext2, ext3 and ext4 share it
+        case XFS_SUPER_MAGIC:
+        case TMPFS_MAGIC:
+            return true;
+    }
+    return false;
+}
+
+// Watches `dir` (by its path: inotify has no *at call); false past the watch limit.
+bool RepositoryWatch::add_watch(const std::string& dir, Found& found) const {
+    int wd = ::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
+    if (wd >= 0) found.watches.emplace_back(wd, dir);
+    return wd >= 0 || !(errno == ENOSPC || errno == ENOMEM);
+}
+
+// Records the change time of a folder without a watch, for a later check.
+void RepositoryWatch::note_unwatched(const std::string& dir, const struct stat& st, Found& found) {
+    timespec now;
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    // A change within the same tick of the file system's clock would leave the time as it
+    // is: a time that recent is listed again at the next check.
+    found.unwatched.push_back(
+        {dir, Unwatched{st.st_ino, st.st_ctim, now.tv_sec - st.st_ctim.tv_sec < 2}});
+}
+
 void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
     std::vector<char> listing(32768);  // getdents64's buffer
     std::vector<FolderQueue::Item> own;
     std::vector<FolderQueue::Item> children;
+    std::vector<std::pair<dev_t, bool>> counting;  // file systems seen: counts_subfolders()
     while (!own.empty() || queue.take(own)) {
         FolderQueue::Item item = std::move(own.back());
         own.pop_back();
         const std::string& dir = item.path;
         // The watch comes before the listing: what is made after it is an event, what was
-        // there before is listed.
-        bool unwatched = !inotify_.valid();
-        if (!unwatched) {
-            int wd = ::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
-            if (wd >= 0)
-                found.watches.emplace_back(wd, dir);
-            else
-                unwatched = errno == ENOSPC || errno == ENOMEM;
-        }
+        // there before is listed. A folder found in a listing has it already.
+        bool unwatched = item.unwatched;
+        if (!item.parent) unwatched = !queue.watch || !add_watch(dir, found);
         // Opened from the folder it was listed in: no walk down the whole path again.
         const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
         auto fd = std::make_shared<UniqueFd>(
@@ -449,19 +534,16 @@ void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
             if (errno == EACCES || errno == EPERM) found.unreadable.push_back(dir);
             continue;
         }
+        struct stat self;
+        if (::fstat(fd->get(), &self) != 0) continue;
         // Without a watch, the folder's change time tells a later check whether to list it
         // again; taken before the listing, so a change during it shows as a newer one.
-        if (unwatched) {
-            struct stat st;
-            if (::fstat(fd->get(), &st) == 0) {
-                timespec now;
-                ::clock_gettime(CLOCK_REALTIME, &now);
-                // A change within the same tick of the file system's clock would leave the
-                // time as it is: a time that recent is listed again at the next check.
-                found.unwatched.push_back(
-                    {dir, Unwatched{st.st_ino, st.st_ctim, now.tv_sec - st.st_ctim.tv_sec < 2}});
-            }
-        }
+        if (unwatched && !item.parent) note_unwatched(dir, self, found);
+        auto seen = std::find_if(counting.begin(), counting.end(),
+                                 [&](const auto& c) { return c.first == self.st_dev; });
+        if (seen == counting.end())
+            seen = counting.insert(counting.end(), {self.st_dev, counts_subfolders(fd->get())});
+        const bool leaves_known = seen->second;
         bool head = false, objects = false, commondir = false;
         // getdents64 itself: readdir() would cost three more system calls per folder.
         ssize_t n;
@@ -481,12 +563,12 @@ void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
                                                  : DT_UNKNOWN;
                 }
                 if (type == DT_DIR) {
+                    if (std::strcmp(name, "objects") == 0) objects = true;
                     std::string path = join_path(dir, name);
                     // A folder without a watch that is known already is looked at by its own
                     // change time.
                     if (!hidden_.count(path) && !(queue.unwatched && queue.unwatched->count(path)))
-                        children.push_back({fd, std::move(path), dir.size() + 1});
-                    if (std::strcmp(name, "objects") == 0) objects = true;
+                        children.push_back({fd, std::move(path), dir.size() + 1, false});
                 } else if (std::strcmp(name, "HEAD") == 0) {
                     head = true;
                 } else if (std::strcmp(name, "commondir") == 0 && type == DT_REG) {
@@ -499,14 +581,45 @@ void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
         if (n < 0) found.unreadable.push_back(dir);
         const bool git_dir = head && (objects || commondir);
         if (git_dir) found.git_dirs.push_back(dir);
-        for (auto& child : children)
+        for (auto& child : children) {
+            const char* name = child.path.c_str() + child.name_at;
             // Git never looks for a repository among the object files: no need to search
             // the 256 folders there.
-            if (!git_dir || std::string_view(child.path).substr(child.name_at) != "objects")
-                own.push_back(std::move(child));
+            if (git_dir && std::strcmp(name, "objects") == 0) continue;
+            // The watch, then the change time, then what is in it, as for the folder above.
+            child.unwatched = !queue.watch || !add_watch(child.path, found);
+            struct stat st;
+            if (::fstatat(fd->get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+                continue;
+            if (child.unwatched) note_unwatched(child.path, st, found);
+            // A folder without subfolders needs no listing of its own: what it can hold that
+            // matters, a `.git` file or link or a HEAD, is looked up by name.
+            if (leaves_known && st.st_nlink == 2 && st.st_dev == self.st_dev &&
+                search_leaf(fd->get(), name, child.path, found))
+                continue;
+            own.push_back(std::move(child));
+        }
         children.clear();
         queue.share(own);
     }
+}
+
+bool RepositoryWatch::search_leaf(int parent, const char* name, const std::string& path,
+                                  Found& found) {
+    std::string probe = std::string(name) + "/.git";
+    struct stat st;
+    if (::fstatat(parent, probe.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (S_ISDIR(st.st_mode)) return false;  // made since: listed
+        if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) found.git_links.push_back(path + "/.git");
+    } else if (errno == EACCES || errno == EPERM) {
+        found.unreadable.push_back(path);
+        return true;
+    } else if (errno != ENOENT) {
+        return false;
+    }
+    probe.replace(probe.size() - 4, 4, "HEAD");
+    // A git folder without subfolders (a worktree's: HEAD and commondir) is listed.
+    return ::fstatat(parent, probe.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT;
 }
 
 void RepositoryWatch::read_events(std::set<std::string>& candidates,
@@ -576,6 +689,19 @@ void RepositoryWatch::protect_now(const std::string& path) {
 }
 
 std::vector<RepositoryFinding> RepositoryWatch::check() {
+    // The watches still to add after the start wait; until they are there, change times tell.
+    finish_promoting();
+    std::vector<RepositoryFinding> out = checked();
+    if (limit_reached_ && !limit_told_ && !unwatched_.empty()) {
+        limit_told_ = true;
+        out.push_back({RepositoryFinding::Kind::watch_limit, roots_.front(),
+                       std::to_string(unwatched_.size()), ""});
+    }
+    promote();
+    return out;
+}
+
+std::vector<RepositoryFinding> RepositoryWatch::checked() {
     std::vector<RepositoryFinding> out;
     std::set<std::string> candidates;
     std::vector<std::string> new_dirs;
@@ -593,7 +719,7 @@ std::vector<RepositoryFinding> RepositoryWatch::check() {
     std::move(changed.begin(), changed.end(), std::back_inserter(new_dirs));
     // The few folders a command usually makes are not worth starting threads for.
     const bool parallel = overflow || new_dirs.size() > 64;
-    walk(std::move(new_dirs), found, parallel, relisting);
+    walk(std::move(new_dirs), found, parallel, relisting, /*watch=*/true);
     candidates.insert(found.git_dirs.begin(), found.git_dirs.end());
     candidates.insert(found.git_links.begin(), found.git_links.end());
     read_only_now_.clear();

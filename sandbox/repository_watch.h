@@ -1,13 +1,17 @@
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
+#include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -26,6 +30,7 @@ struct RepositoryFinding {
         redirect_moved_aside,  // a `commondir` naming a git folder the sandbox may write
         not_protected,         // hooks and config stay writable inside: checked again later
         folder_protected,      // a folder that could not be searched, read-only instead
+        watch_limit,           // past the inotify watch limit: `detail` folders without a watch
     };
     Kind kind;
     std::string path;
@@ -44,12 +49,17 @@ std::string describe(const RepositoryFinding& finding);
 // add, or by hand).
 //
 // At the start it searches every folder of the writable roots (symlinks are not followed; one
-// thread per core, four at most) and adds the hooks and config of each git folder (anything
-// with HEAD and objects or commondir: `.git`, nested clones, bare repositories, submodules in
-// `.git/modules`, worktrees in `.git/worktrees`), each `.git` file and each `commondir` and
-// `config.worktree`, to the policy's protected paths, so the sandbox binds them read-only. Every
-// folder it searches gets an inotify watch first, so anything made later shows as an event. A check
-// (after each command, before a rerun on the host and before the next prompt) reads those events,
+// thread per core, four at most; a folder without subfolders, on a file system that counts them
+// in its link count, is not listed: the names that matter are looked up in it) and adds the hooks
+// and config of each git folder (anything with HEAD and objects or commondir: `.git`, nested
+// clones, bare repositories, submodules in `.git/modules`, worktrees in `.git/worktrees`), each
+// `.git` file and each `commondir` and `config.worktree`, to the policy's protected paths, so the
+// sandbox binds them read-only. The search takes each folder's change time before it looks
+// inside; then a thread of its own gives every folder an inotify watch, and looks at the change
+// time again after it, so that anything made later shows as an event or as a change time that
+// moved. A folder made or listed by a later search gets its watch before it is listed. A check
+// (after each command, before a rerun on the host and before the next prompt) stops the watching
+// thread, reads the events and the change times of the folders still without a watch,
 // searches new folders, and for each repository that appeared or changed: makes its hooks and
 // config read-only from then on (`protect`), moves aside every hook that is not a sample, cuts its
 // config down to what a clone needs (git_config_filter.h), and moves aside a `commondir` that
@@ -77,10 +87,11 @@ public:
     // reads and runs them as it reads and runs `.git/hooks`.
     RepositoryWatch(SandboxPolicy& policy, const std::vector<std::string>& global_configs,
                     bool watch_changes = true);
+    ~RepositoryWatch();
     RepositoryWatch(const RepositoryWatch&) = delete;
     RepositoryWatch& operator=(const RepositoryWatch&) = delete;
 
-    // What the start-up search could not do, one sentence each (the watch limit).
+    // What the start-up search could not do, one sentence each (no inotify).
     const std::vector<std::string>& start_notes() const { return notes_; }
 
     // A running sandbox (`owner`) that must get what later checks protect, until detached.
@@ -97,6 +108,11 @@ private:
         ino_t ino;
         timespec ctime;
         bool racy;  // too recent to tell a later change by
+        // The same folder, with the same change time.
+        bool same(const struct stat& st) const {
+            return st.st_ino == ino && st.st_ctim.tv_sec == ctime.tv_sec &&
+                   st.st_ctim.tv_nsec == ctime.tv_nsec;
+        }
     };
     // What a search found; each thread of a search fills one, merged afterwards.
     struct Found {
@@ -112,13 +128,25 @@ private:
     // taken past the limit) before it is listed. Folders in hidden_ are left out, and with
     // `relisting` (tops listed before) so are those without a watch known already: they are
     // looked at by their change time.
-    void walk(std::vector<std::string> tops, Found& found, bool parallel, bool relisting);
+    void walk(std::vector<std::string> tops, Found& found, bool parallel, bool relisting,
+              bool watch);
     struct FolderQueue;  // the folders still to search, shared by the threads of one walk
     // One thread of walk().
     void walk_folders(FolderQueue& queue, Found& found) const;
+    bool add_watch(const std::string& dir, Found& found) const;
+    static void note_unwatched(const std::string& dir, const struct stat& st, Found& found);
+    // A folder without subfolders (`name` in `parent`): looks up what a listing would find;
+    // false when it must be listed after all.
+    static bool search_leaf(int parent, const char* name, const std::string& path, Found& found);
     // Folders without a watch whose change time moved since they were listed (or that may
     // have changed unseen); they are forgotten, to be listed again.
     std::vector<std::string> changed_unwatched();
+    // Adds, on a thread of its own, the watches the start-up search left out to the folders in
+    // unwatched_, each followed by a look at its change time; finish_promoting() stops it and
+    // keeps what it did. Nothing else touches unwatched_ or the watches meanwhile.
+    void promote();
+    void finish_promoting();
+    std::vector<RepositoryFinding> checked();  // check(), with no watches being added
     void read_events(std::set<std::string>& candidates, std::vector<std::string>& new_dirs,
                      bool& overflow);
     // Protects the git folder `path` names (a git folder, a `.git` file or symlink) where it
@@ -154,6 +182,16 @@ private:
     std::set<std::string> recheck_;  // of those, the ones whose hooks or config changed since
     std::unordered_map<int, std::string> config_watches_;  // their configs, watched for writes
     std::vector<std::string> read_only_now_;               // to bind, in one check
+    struct Promotion {
+        std::thread thread;
+        std::atomic<bool> stop{false};
+        std::vector<std::pair<int, size_t>> watched;  // watch descriptor, index in unwatched_
+        std::vector<size_t> changed;                  // changed since listed: list again
+        bool limit = false;                           // the watch limit was reached
+    };
+    std::unique_ptr<Promotion> promotion_;
+    bool limit_reached_ = false;
+    bool limit_told_ = false;  // the watch_limit finding was given
 };
 
 // `policy` with the paths `watch` (may be null) protected since the start, for a sandbox that

@@ -53,6 +53,26 @@ std::string read(const std::string& path) {
 
 using Kind = RepositoryFinding::Kind;
 
+// The inotify watches this process holds, from /proc/self/fdinfo.
+size_t inotify_watches() {
+    size_t n = 0;
+    for (const auto& entry : fs::directory_iterator("/proc/self/fdinfo")) {
+        std::ifstream in(entry.path());
+        for (std::string line; std::getline(in, line);)
+            if (line.starts_with("inotify wd:")) ++n;
+    }
+    return n;
+}
+
+// 60 top folders with 100 folders each, older than the file system's clock can tell apart
+// from a change made now.
+void make_old_tree(const Workspace& ws) {
+    ws.sh(
+        "for t in $(seq 0 59); do for o in $(seq 0 99); do echo t$t/o$o; done; done | "
+        "xargs mkdir -p");
+    ::sleep(2);
+}
+
 bool found(const std::vector<RepositoryFinding>& findings, Kind kind, const std::string& path) {
     return std::any_of(findings.begin(), findings.end(),
                        [&](const auto& f) { return f.kind == kind && f.path == path; });
@@ -127,11 +147,8 @@ TEST_CASE("without watches, change times find what commands make anywhere in a l
     // change time of each folder compared at the check. 6,000 folders, enough for the search
     // and the comparison to run on several threads.
     Workspace ws;
-    ws.sh(
-        "for t in $(seq 0 59); do for o in $(seq 0 99); do echo t$t/o$o; done; done | "
-        "xargs mkdir -p && git init -q t3/o5/old");
-    // Older than the file system's clock can tell apart: only a real change lists them again.
-    ::sleep(2);
+    ws.sh("git init -q t3/o5/old");
+    make_old_tree(ws);  // only a real change lists a folder again
     SandboxPolicy policy = ws.policy();
     RepositoryWatch watch(policy, {}, /*watch_changes=*/false);
     CHECK(has(policy.protected_paths, ws / "t3/o5/old/.git/hooks"));
@@ -225,4 +242,60 @@ TEST_CASE("a config outside the writable roots is followed but nothing outside i
     CHECK(has(policy.protected_paths, ws / "inc.cfg"));
     CHECK_FALSE(has(policy.protected_paths, outside / ".gitconfig"));
     CHECK_FALSE(fs::exists(outside / "gone.cfg"));
+}
+
+TEST_CASE("folders without subfolders are searched by name, not listed") {
+    // On ext4, xfs and tmpfs a folder with two links has no subfolders; what it can hold that
+    // makes a repository is looked up by name.
+    Workspace ws;
+    ws.sh(
+        "git init -q main && git -C main commit -q --allow-empty -m i && "
+        "git -C main worktree add -q ../wt && rm -rf main/.git/worktrees/wt/logs && "
+        "mkdir lone && ln -s ../main/.git lone/.git && mkdir -p plain/x");
+    REQUIRE(fs::hard_link_count(ws / "lone") == 2);
+    REQUIRE(fs::hard_link_count(ws / "wt") == 2);
+    REQUIRE(fs::hard_link_count(ws / "main/.git/worktrees/wt") == 2);
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {});
+    const auto& p = policy.protected_paths;
+    CHECK(has(p, ws / "lone/.git"));
+    CHECK(has(p, ws / "wt/.git"));
+    CHECK(has(p, ws / "main/.git/worktrees/wt/commondir"));
+    CHECK(has(p, ws / "main/.git/worktrees/wt/config"));
+    CHECK_FALSE(std::any_of(p.begin(), p.end(),
+                            [&](const auto& path) { return path.starts_with(ws / "plain"); }));
+}
+
+TEST_CASE("the start adds its watches after the search, and change times cover the time between") {
+    Workspace ws;
+    make_old_tree(ws);
+    // However far the watches have got when a command writes, the check finds what it wrote:
+    // in a folder watched already, by the event; in one not yet watched, or watched after the
+    // write, by its change time.
+    int n = 0;
+    for (int delay_ms : {0, 1, 3, 10, 30, 100}) {
+        SandboxPolicy policy = ws.policy();
+        RepositoryWatch watch(policy, {});
+        ::usleep(delay_ms * 1000);
+        ++n;
+        const std::string repo = "t" + std::to_string(7 * n) + "/o" + std::to_string(13 * n);
+        ws.sh("git init -q " + repo + " && printf x > " + repo + "/.git/hooks/pre-push");
+        auto findings = watch.check();
+        INFO("after " << delay_ms << " ms");
+        CHECK(found(findings, Kind::protected_repository, ws / (repo + "/.git")));
+        CHECK(found(findings, Kind::hook_disabled, ws / (repo + "/.git/hooks/pre-push")));
+        CHECK(watch.check().empty());
+    }
+    // And every folder gets its watch soon after the start, checks in between or not.
+    const size_t before = inotify_watches();
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {});
+    watch.check();
+    const size_t folders = 1 + 60 + 6000 + n * 3;  // the root, the tree, the new repositories
+    size_t added = 0;
+    for (int i = 0; i < 200 && added < folders; ++i) {
+        ::usleep(50 * 1000);
+        added = inotify_watches() - before;
+    }
+    CHECK(added >= folders);
 }
