@@ -228,7 +228,7 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
 }
 
 RepositoryWatch::~RepositoryWatch() {
-    finish_promoting();
+    finish_promoting(/*stop=*/true);
 }
 
 void RepositoryWatch::protect_named(const std::string& path, bool folder, SandboxPolicy& policy) {
@@ -401,45 +401,54 @@ void RepositoryWatch::promote() {
         std::all_of(unwatched_.begin(), unwatched_.end(),
                     [](const auto& entry) { return entry.second.racy; }))
         return;
+    const size_t total = unwatched_.size();
+    const unsigned threads = total < 4096 ? 1 : search_threads();
     promotion_ = std::make_unique<Promotion>();
-    promotion_->thread = std::thread([this, &p = *promotion_] {
-        for (size_t i = 0; i < unwatched_.size() && !p.stop.load(std::memory_order_relaxed); ++i) {
-            const auto& [dir, seen] = unwatched_[i];
-            if (seen.racy) continue;  // listed again at the next check
-            int wd = ::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
-            if (wd < 0 && (errno == ENOSPC || errno == ENOMEM)) {
-                p.limit = true;
-                break;
+    promotion_->parts.resize(threads);
+    for (unsigned t = 0; t < threads; ++t)
+        promotion_->threads.emplace_back([this, total, threads, t, &p = *promotion_] {
+            Promotion::Part& part = p.parts[t];
+            for (size_t i = total * t / threads;
+                 i < total * (t + 1) / threads && !p.stop.load(std::memory_order_relaxed); ++i) {
+                const auto& [dir, seen] = unwatched_[i];
+                if (seen.racy) continue;  // listed again at the next check
+                int wd = ::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
+                if (wd < 0 && (errno == ENOSPC || errno == ENOMEM)) {
+                    part.limit = true;
+                    p.stop = true;  // the other threads would meet the limit too
+                    break;
+                }
+                if (wd < 0) continue;  // gone, or no folder now: its change time tells
+                part.watched.emplace_back(wd, i);
+                // Changed between its listing and its watch: listed again at the next check.
+                struct stat st;
+                if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !seen.same(st))
+                    part.changed.push_back(i);
             }
-            if (wd < 0) continue;  // gone, or no folder now: its change time tells
-            p.watched.emplace_back(wd, i);
-            // Changed between its listing and its watch: listed again at the next check.
-            struct stat st;
-            if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !seen.same(st))
-                p.changed.push_back(i);
-        }
-    });
+        });
 }
 
-void RepositoryWatch::finish_promoting() {
+void RepositoryWatch::finish_promoting(bool stop) {
     if (!promotion_) return;
-    promotion_->stop = true;
-    promotion_->thread.join();
+    if (stop) promotion_->stop = true;
+    for (auto& t : promotion_->threads) t.join();
     const auto p = std::move(promotion_);
     std::vector<char> keep(unwatched_.size(), 1);
-    for (const auto& [wd, i] : p->watched) {
-        watched_[wd] = unwatched_[i].first;
-        keep[i] = 0;
-    }
-    for (size_t i : p->changed) {
-        unwatched_[i].second.racy = true;
-        keep[i] = 1;
+    for (const auto& part : p->parts) {
+        for (const auto& [wd, i] : part.watched) {
+            watched_[wd] = unwatched_[i].first;
+            keep[i] = 0;
+        }
+        for (size_t i : part.changed) {
+            unwatched_[i].second.racy = true;
+            keep[i] = 1;
+        }
+        if (part.limit) limit_reached_ = true;
     }
     size_t kept = 0;
     for (size_t i = 0; i < unwatched_.size(); ++i)
         if (keep[i] && kept++ != i) unwatched_[kept - 1] = std::move(unwatched_[i]);
     unwatched_.resize(kept);
-    if (p->limit) limit_reached_ = true;
 }
 
 void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool parallel,
@@ -689,8 +698,9 @@ void RepositoryWatch::protect_now(const std::string& path) {
 }
 
 std::vector<RepositoryFinding> RepositoryWatch::check() {
-    // The watches still to add after the start wait; until they are there, change times tell.
-    finish_promoting();
+    // The watches the start left for later are all there first: comparing the change times of
+    // the folders still without one would cost each check more than adding them costs once.
+    finish_promoting(/*stop=*/false);
     std::vector<RepositoryFinding> out = checked();
     if (limit_reached_ && !limit_told_ && !unwatched_.empty()) {
         limit_told_ = true;

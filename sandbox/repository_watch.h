@@ -55,15 +55,15 @@ std::string describe(const RepositoryFinding& finding);
 // clones, bare repositories, submodules in `.git/modules`, worktrees in `.git/worktrees`), each
 // `.git` file and each `commondir` and `config.worktree`, to the policy's protected paths, so the
 // sandbox binds them read-only. The search takes each folder's change time before it looks
-// inside; then a thread of its own gives every folder an inotify watch, and looks at the change
-// time again after it, so that anything made later shows as an event or as a change time that
-// moved. A folder made or listed by a later search gets its watch before it is listed. A check
-// (after each command, before a rerun on the host and before the next prompt) stops the watching
-// thread, reads the events and the change times of the folders still without a watch,
-// searches new folders, and for each repository that appeared or changed: makes its hooks and
-// config read-only from then on (`protect`), moves aside every hook that is not a sample, cuts its
-// config down to what a clone needs (git_config_filter.h), and moves aside a `commondir` that
-// names a git folder the sandbox may write.
+// inside; then, while the sandbox starts, threads of their own give every folder an inotify
+// watch and look at its change time again after it, so that anything made later shows as an
+// event or as a change time that moved. A folder made or listed by a later search gets its watch
+// before it is listed. A check (after each command, before a rerun on the host and before the
+// next prompt) waits for those threads, reads the events and the change times of the folders
+// still without a watch, searches new and changed folders, and for each repository that appeared or
+// changed: makes its hooks and config read-only from then on (`protect`), moves aside every hook
+// that is not a sample, cuts its config down to what a clone needs (git_config_filter.h), and moves
+// aside a `commondir` that names a git folder the sandbox may write.
 //
 // It fails closed: a folder it cannot read is protected whole, and once the inotify watch
 // limit is reached, every folder left without a watch has its change time (ctime, which no
@@ -141,11 +141,12 @@ private:
     // Folders without a watch whose change time moved since they were listed (or that may
     // have changed unseen); they are forgotten, to be listed again.
     std::vector<std::string> changed_unwatched();
-    // Adds, on a thread of its own, the watches the start-up search left out to the folders in
-    // unwatched_, each followed by a look at its change time; finish_promoting() stops it and
-    // keeps what it did. Nothing else touches unwatched_ or the watches meanwhile.
+    // Adds, on threads of their own (one per core, four at most), the watches the start-up
+    // search left out to the folders in unwatched_, each followed by a look at its change time.
+    // finish_promoting() waits for them (or, with `stop`, stops them) and keeps what they did.
+    // Nothing else touches unwatched_ or the watches meanwhile.
     void promote();
-    void finish_promoting();
+    void finish_promoting(bool stop);
     std::vector<RepositoryFinding> checked();  // check(), with no watches being added
     void read_events(std::set<std::string>& candidates, std::vector<std::string>& new_dirs,
                      bool& overflow);
@@ -183,11 +184,14 @@ private:
     std::unordered_map<int, std::string> config_watches_;  // their configs, watched for writes
     std::vector<std::string> read_only_now_;               // to bind, in one check
     struct Promotion {
-        std::thread thread;
+        std::vector<std::thread> threads;
         std::atomic<bool> stop{false};
-        std::vector<std::pair<int, size_t>> watched;  // watch descriptor, index in unwatched_
-        std::vector<size_t> changed;                  // changed since listed: list again
-        bool limit = false;                           // the watch limit was reached
+        struct Part {                                     // what one thread did
+            std::vector<std::pair<int, size_t>> watched;  // watch descriptor, index in unwatched_
+            std::vector<size_t> changed;                  // changed since listed: list again
+            bool limit = false;                           // the watch limit was reached
+        };
+        std::vector<Part> parts;
     };
     std::unique_ptr<Promotion> promotion_;
     bool limit_reached_ = false;
