@@ -53,7 +53,10 @@ void Pty::offer_end_of_input() noexcept {
     pollfd p{slave.get(), POLLIN, 0};
     if (::poll(&p, 1, 0) != 0) return;  // input (or an end of input) waits already
     const char end = static_cast<char>(modes.c_cc[VEOF]);
-    [[maybe_unused]] ssize_t n = ::write(master_.get(), &end, 1);
+    if (::write(master_.get(), &end, 1) != 1) return;
+    // The line discipline takes in what the master wrote later, on a kernel worker, under the
+    // modes of that moment; a poll of the slave has it do so now, under the modes just seen.
+    ::poll(&p, 1, 0);
 }
 
 void Pty::drop_pending_input() noexcept {

@@ -32,7 +32,10 @@ public:
 
     // For a command nobody types into: when a program on the slave side reads whole lines
     // (canonical mode) and no input waits there, gives it the end of input, as Ctrl-D on an
-    // empty line does. At most one such end waits at a time. Never throws.
+    // empty line does. At most one such end waits at a time. It is taken in as an end of input
+    // before this returns, so a reader that switches to raw mode later never sees a Ctrl-D
+    // (as long as nothing else switches the mode meanwhile: see UnattendedCommand). Never
+    // throws.
     void offer_end_of_input() noexcept;
     // Drops input that waits on the slave side unread. Never throws.
     void drop_pending_input() noexcept;

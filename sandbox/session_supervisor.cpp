@@ -193,6 +193,34 @@ struct SessionSetup {
     bool exact_output = false;  // Caretz's output is no terminal: no '\r' added to '\n'
 };
 
+// A child process stopped (SIGSTOP) for as long as this lives, then continued.
+class StoppedProcess {
+public:
+    explicit StoppedProcess(pid_t pid) {
+        if (pid <= 0 || ::kill(pid, SIGSTOP) != 0) return;
+        pid_ = pid;
+        // Stopped once it says so; an end it met instead stays for reap() to collect.
+        siginfo_t info{};
+        while (::waitid(P_PID, pid, &info, WSTOPPED | WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+        }
+        if (info.si_code != CLD_STOPPED) return;
+        // Taken, so that the next stop is waited for afresh.
+        siginfo_t taken{};
+        ::waitid(P_PID, pid, &taken, WSTOPPED | WNOHANG);
+        stopped_ = true;
+    }
+    ~StoppedProcess() {
+        if (pid_ > 0) ::kill(pid_, SIGCONT);
+    }
+    StoppedProcess(const StoppedProcess&) = delete;
+    StoppedProcess& operator=(const StoppedProcess&) = delete;
+    bool stopped() const { return stopped_; }
+
+private:
+    pid_t pid_ = -1;
+    bool stopped_ = false;
+};
+
 // A command nobody types into, followed through the shell's marks: while it runs, a program
 // that reads its terminal is offered the end of input, at most once a tick, so a command that
 // prints a lot does not pay for it on every read.
@@ -211,10 +239,14 @@ public:
             next_offer_ - std::chrono::steady_clock::now());
         return std::max(0, static_cast<int>(left.count()));
     }
-    void offer_if_due(Pty& pty) {
+    // Offers the end of input if it is due, with the session shell `shell` stopped meanwhile.
+    // The offer goes only to a terminal in canonical mode; a shell back at its prompt reads it
+    // raw, and would take the end-of-input character for the user's Ctrl-D and end. Stopped, the
+    // shell cannot switch its terminal between the look at the mode and the offer.
+    void offer_if_due(Pty& pty, pid_t shell) {
         if (ms_until_offer() != 0) return;
-        pty.offer_end_of_input();
         next_offer_ = std::chrono::steady_clock::now() + kTick;
+        if (StoppedProcess held(shell); held.stopped()) pty.offer_end_of_input();
     }
 
     void on_output(std::string_view) override {}
@@ -245,7 +277,7 @@ public:
                 return 1;
             }
             jobs_.kill_lingering();
-            if (unattended_ && pty_) unattended_->offer_if_due(*pty_);
+            if (unattended_ && pty_) unattended_->offer_if_due(*pty_, shell_pid_);
             if (fds[2].revents & POLLIN) reap();
             // Reaping may have reported the shell's end and dropped its PTY: the readiness
             // seen for the old master must not be applied to whatever comes next.

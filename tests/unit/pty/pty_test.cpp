@@ -5,6 +5,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
@@ -120,4 +121,30 @@ TEST_CASE("a line reader on the slave is given the end of input, once", "[pty]")
     ::usleep(50 * 1000);
     pty.drop_pending_input();
     CHECK(::read(pty.slave(), buf, sizeof buf) < 0);
+}
+
+TEST_CASE("an end of input offered is taken in as one before a switch to raw mode", "[pty]") {
+    // The session shell switches its terminal to raw mode as it returns to its prompt. An end
+    // of input offered just before must not reach it as a Ctrl-D, which would end it: the
+    // offer is taken in under the modes it saw, not later on a kernel worker.
+    caretz::Pty pty = caretz::Pty::open({24, 80});
+    int flags = ::fcntl(pty.slave(), F_GETFL);
+    ::fcntl(pty.slave(), F_SETFL, flags | O_NONBLOCK);
+    termios cooked{};
+    REQUIRE(::tcgetattr(pty.slave(), &cooked) == 0);
+    termios raw = cooked;
+    ::cfmakeraw(&raw);
+    int ctrl_d = 0;
+    for (int i = 0; i < 2000; ++i) {
+        REQUIRE(::tcsetattr(pty.slave(), TCSANOW, &cooked) == 0);
+        pty.offer_end_of_input();
+        REQUIRE(::tcsetattr(pty.slave(), TCSANOW, &raw) == 0);
+        ::usleep(20);
+        char buf[16];
+        ssize_t n;
+        while ((n = ::read(pty.slave(), buf, sizeof buf)) > 0)
+            ctrl_d += static_cast<int>(std::count(buf, buf + n, '\x04'));
+        REQUIRE(::tcflush(pty.slave(), TCIFLUSH) == 0);
+    }
+    CHECK(ctrl_d == 0);
 }
