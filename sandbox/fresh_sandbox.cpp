@@ -165,14 +165,11 @@ FreshSandbox::FreshSandbox(SandboxSpec spec)
 FreshSandbox::~FreshSandbox() = default;
 
 std::vector<RepositoryFinding> FreshSandbox::secure_repositories() {
-    // Nothing has run in a sandbox before the first command.
-    return spec_.repositories && ran_ ? spec_.repositories->check()
-                                      : std::vector<RepositoryFinding>{};
+    return spec_.repositories ? spec_.repositories->check() : std::vector<RepositoryFinding>{};
 }
 
 SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io) {
     if (auto reason = hidden_cwd_problem(spec_.policy, spec_.cwd)) throw SandboxStartError(*reason);
-    ran_ = true;
     const std::vector<std::string> inside = {kForwarderPath, "__netforward", spec_.shell, "-c",
                                              command};
     const SandboxPolicy policy = with_protected_since(spec_.policy, spec_.repositories.get());

@@ -60,7 +60,6 @@ private:
     // Every command's runs of watched programs, one command at a time; nullptr when they
     // cannot be watched.
     std::unique_ptr<RunWatch> run_watch_;
-    bool ran_ = false;  // a command was started
 };
 
 }  // namespace caretz

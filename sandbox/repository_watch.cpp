@@ -38,6 +38,11 @@ namespace {
 constexpr uint32_t kEvents = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW;
 constexpr const char* kAside = ".disabled-by-caretz";
 
+// Whether inotify_add_watch failed because the user's watches are used up.
+bool past_watch_limit(int err) {
+    return err == ENOSPC || err == ENOMEM;
+}
+
 std::optional<struct stat> lstat_of(const std::string& path) {
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
@@ -228,7 +233,10 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
 }
 
 RepositoryWatch::~RepositoryWatch() {
-    finish_promoting(/*stop=*/true);
+    // What the threads did no longer matters: they only stop.
+    if (!promotion_) return;
+    promotion_->stop = true;
+    for (auto& t : promotion_->threads) t.join();
 }
 
 void RepositoryWatch::protect_named(const std::string& path, bool folder, SandboxPolicy& policy) {
@@ -413,7 +421,7 @@ void RepositoryWatch::promote() {
                 const auto& [dir, seen] = unwatched_[i];
                 if (seen.racy) continue;  // listed again at the next check
                 int wd = ::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
-                if (wd < 0 && (errno == ENOSPC || errno == ENOMEM)) {
+                if (wd < 0 && past_watch_limit(errno)) {
                     part.limit = true;
                     p.stop = true;  // the other threads would meet the limit too
                     break;
@@ -428,9 +436,8 @@ void RepositoryWatch::promote() {
         });
 }
 
-void RepositoryWatch::finish_promoting(bool stop) {
+void RepositoryWatch::finish_promoting() {
     if (!promotion_) return;
-    if (stop) promotion_->stop = true;
     for (auto& t : promotion_->threads) t.join();
     const auto p = std::move(promotion_);
     std::vector<char> keep(unwatched_.size(), 1);
@@ -472,7 +479,7 @@ void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool par
         }
     }
     if (!known.empty()) queue.unwatched = &known;
-    for (auto& top : tops) queue.shared.push_back({nullptr, std::move(top), 0, false});
+    for (auto& top : tops) queue.shared.push_back({nullptr, std::move(top), 0});
     std::vector<Found> each(queue.threads);
     on_threads(queue.threads, [&](unsigned t) { walk_folders(queue, each[t]); });
     for (auto& part : each) found.merge(std::move(part));
@@ -506,7 +513,7 @@ bool counts_subfolders(int fd) {
 bool RepositoryWatch::add_watch(const std::string& dir, Found& found) const {
     int wd = ::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
     if (wd >= 0) found.watches.emplace_back(wd, dir);
-    return wd >= 0 || !(errno == ENOSPC || errno == ENOMEM);
+    return wd >= 0 || !past_watch_limit(errno);
 }
 
 // Records the change time of a folder without a watch, for a later check.
@@ -577,7 +584,7 @@ void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
                     // A folder without a watch that is known already is looked at by its own
                     // change time.
                     if (!hidden_.count(path) && !(queue.unwatched && queue.unwatched->count(path)))
-                        children.push_back({fd, std::move(path), dir.size() + 1, false});
+                        children.push_back({fd, std::move(path), dir.size() + 1});
                 } else if (std::strcmp(name, "HEAD") == 0) {
                     head = true;
                 } else if (std::strcmp(name, "commondir") == 0 && type == DT_REG) {
@@ -700,7 +707,7 @@ void RepositoryWatch::protect_now(const std::string& path) {
 std::vector<RepositoryFinding> RepositoryWatch::check() {
     // The watches the start left for later are all there first: comparing the change times of
     // the folders still without one would cost each check more than adding them costs once.
-    finish_promoting(/*stop=*/false);
+    finish_promoting();
     std::vector<RepositoryFinding> out = checked();
     if (limit_reached_ && !limit_told_ && !unwatched_.empty()) {
         limit_told_ = true;

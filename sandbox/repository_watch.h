@@ -143,10 +143,10 @@ private:
     std::vector<std::string> changed_unwatched();
     // Adds, on threads of their own (one per core, four at most), the watches the start-up
     // search left out to the folders in unwatched_, each followed by a look at its change time.
-    // finish_promoting() waits for them (or, with `stop`, stops them) and keeps what they did.
-    // Nothing else touches unwatched_ or the watches meanwhile.
+    // finish_promoting() waits for them and keeps what they did. Nothing else touches
+    // unwatched_ or the watches meanwhile.
     void promote();
-    void finish_promoting(bool stop);
+    void finish_promoting();
     std::vector<RepositoryFinding> checked();  // check(), with no watches being added
     void read_events(std::set<std::string>& candidates, std::vector<std::string>& new_dirs,
                      bool& overflow);

@@ -204,8 +204,7 @@ void SandboxSession::watch_repositories(pid_t inside) {
 }
 
 std::vector<RepositoryFinding> SandboxSession::secure_repositories() {
-    // Before the first command only the user's own rc files have run in the sandbox.
-    return repositories_ && ran_ ? repositories_->check() : std::vector<RepositoryFinding>{};
+    return repositories_ ? repositories_->check() : std::vector<RepositoryFinding>{};
 }
 
 SandboxSession::~SandboxSession() {
@@ -252,7 +251,6 @@ SandboxResult SandboxSession::run(const std::string& command, const CommandIo& i
     // A background job's runs, while no command was running, are no command's.
     if (run_watch_) run_watch_->discard();
     SandboxResult result;
-    ran_ = true;
     send_frame(control_.get(), Frame::run, (io.stdin_from_terminal ? "T" : "N") + command);
     phases_.command_sent();
     pump_until(io, [&] { return phases_.idle(); });
@@ -335,7 +333,6 @@ std::string SandboxSession::ask_supervisor(Frame type, const std::string& payloa
 
 int SandboxSession::start(const std::string& command) {
     int id = ++last_job_id_;
-    ran_ = true;
     std::string reply =
         ask_supervisor(Frame::job_start, std::to_string(id) + '\0' + cwd_ + '\0' + command);
     if (reply != kJobOk) {

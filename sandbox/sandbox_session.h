@@ -78,7 +78,6 @@ private:
     WindowSize size_;  // the size the session's terminal was given last
     SessionPhases phases_;
     bool shell_alive_ = false;
-    bool ran_ = false;  // a command or a background job was started
     // Set while a pump runs: where the command's output goes.
     const CommandIo* running_io_ = nullptr;
     std::optional<std::string> job_reply_;
