@@ -88,6 +88,24 @@ check "... and no hook, nor anything else, is written in it" \
     test ! -e "$ws/.git/hooks" -a ! -e "$ws/.git/other" -a "$(stat -c %a "$ws/.git")" = 555
 chmod u+w "$ws/.git"
 
+# --- folders the search cannot read -----------------------------------------------------------
+# Both unreadable to their owner, who could make them readable again from inside the sandbox:
+# one with a repository in it (so with subfolders, opened to be listed), one without
+# subfolders (looked up by name instead). Each must stay read-only whole.
+ws="$TEST_HOME/unreadable"
+new_repo "$ws/closed/repo" && rm -rf "$ws/closed/repo/.git/hooks"
+u mkdir -p "$ws/shut"
+chmod 000 "$ws/closed" "$ws/shut"
+caretz_as_user "$SH" "$ws" exec "${MODE[@]}" \
+    "chmod 700 closed shut; (cd closed/repo && mkdir -p .git/hooks && $plant_hook); touch shut/x"
+check "unreadable folders: the sandbox cannot make them readable" \
+    test "$(stat -c %a "$ws/closed") $(stat -c %a "$ws/shut")" = "0 0"
+check "... refused as read-only" contains_nocase "$OUT" "Read-only file system"
+chmod 700 "$ws/closed" "$ws/shut"
+check "... so git commit on the host runs nothing in the repository inside one" \
+    ran_nothing "$ws/closed/repo"
+check "... and nothing was written in the other" test ! -e "$ws/shut/x"
+
 # --- a folder that is not a repository, used twice ---------------------------------------------
 # The first sandbox leaves the (empty) .git it kept read-only; the second must not treat that
 # folder as a repository it may fill.
