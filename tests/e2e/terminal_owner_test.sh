@@ -126,6 +126,17 @@ for mode in session fresh; do
     caretz_exec "${flag[@]}" 'cat random.bin' >"$ws/copy.bin"
     check "$mode: a 1 MB binary file copied through caretz exec is identical" \
         cmp -s "$ws/random.bin" "$ws/copy.bin"
+    if [[ $mode == session ]]; then
+        # The supervisor passes on what the shell's terminal holds in batches: the last one,
+        # read as the shell ends, arrives too, before the news of the end.
+        head -c 3000000 /dev/urandom >"$ws/big.bin"
+        chmod 0644 "$ws/big.bin"
+        status=0
+        caretz_exec 'cat big.bin; exit 7' >"$ws/big-copy.bin" || status=$?
+        check "session: 3 MB printed right before the command ends the shell arrive whole" \
+            cmp -s "$ws/big.bin" "$ws/big-copy.bin"
+        check "session: ... and caretz exec exits with the shell's status" test "$status" -eq 7
+    fi
     n=$(caretz_exec "${flag[@]}" 'ls | wc -l')
     check "$mode: \$(caretz exec ...) has no carriage return" test "$n" == "$(ls "$ws" | wc -l)"
 done
