@@ -1,10 +1,12 @@
 // ptyrun: runs a command on a fresh pseudo-terminal that it owns and drains as fast as it can,
 // like a very fast terminal emulator that draws nothing. Part of Caretz's benchmarks (bench/).
 //
-//   ptyrun [--stdin FILE] [--start TEXT] [--end TEXT] [--count BYTE] [--tail FILE]
-//          [--rows N] [--cols N] -- COMMAND [ARG...]
+//   ptyrun [--stdin FILE | --type FILE --prompt TEXT] [--start TEXT] [--end TEXT]
+//          [--count BYTE] [--tail FILE] [--rows N] [--cols N] -- COMMAND [ARG...]
 //
 // The command's stdout and stderr are the terminal; its stdin is the terminal too, or FILE.
+// --type FILE types FILE's bytes on the terminal once the prompt TEXT shows, as a person at an
+// interactive program would, and Ctrl-D at the first prompt after the --end TEXT, to end it.
 // The clock runs from the fork (or from the first TEXT given with --start, when that appears in
 // the output) to the end of the output (or to the first --end TEXT after the start): the end of
 // the output is the last byte read or the command's exit, whichever is later. While it runs,
@@ -68,15 +70,45 @@ static unsigned long long count_of(const unsigned char* p, size_t n, unsigned ch
     return total;
 }
 
+// Finds TEXT in a stream that arrives in chunks (a match may straddle two of them).
+struct finder {
+    const char* text;
+    char carry[kCarry];
+    size_t carry_len;
+};
+
+static int finder_sees(struct finder* f, const char* data, size_t n) {
+    size_t len = strlen(f->text);
+    char* scan = malloc(f->carry_len + n);
+    memcpy(scan, f->carry, f->carry_len);
+    memcpy(scan + f->carry_len, data, n);
+    size_t scan_len = f->carry_len + n;
+    int seen = memmem(scan, scan_len, f->text, len) != NULL;
+    f->carry_len = seen ? 0 : (scan_len < len - 1 ? scan_len : len - 1);
+    memcpy(f->carry, scan + scan_len - f->carry_len, f->carry_len);
+    free(scan);
+    return seen;
+}
+
+static int write_file_to(int fd, const char* path) {
+    char keys[4096];
+    int in = open(path, O_RDONLY | O_CLOEXEC);
+    if (in < 0) return -1;
+    ssize_t n = read(in, keys, sizeof keys);
+    close(in);
+    return n > 0 && write(fd, keys, (size_t)n) == n ? 0 : -1;
+}
+
 static void usage(void) {
     fprintf(stderr,
-            "usage: ptyrun [--stdin FILE] [--start TEXT] [--end TEXT] [--count BYTE] "
-            "[--tail FILE] [--rows N] [--cols N] -- COMMAND [ARG...]\n");
+            "usage: ptyrun [--stdin FILE | --type FILE --prompt TEXT] [--start TEXT] [--end TEXT] "
+            "[--count BYTE] [--tail FILE] [--rows N] [--cols N] -- COMMAND [ARG...]\n");
     exit(2);
 }
 
 int main(int argc, char** argv) {
     const char *stdin_file = NULL, *start = NULL, *end = NULL, *tail_file = NULL;
+    const char *type_file = NULL, *prompt = NULL;
     int count_byte = -1;
     struct winsize ws = {.ws_row = 50, .ws_col = 200};
     int i = 1;
@@ -88,6 +120,10 @@ int main(int argc, char** argv) {
         if (i + 1 >= argc) usage();
         if (strcmp(argv[i], "--stdin") == 0)
             stdin_file = argv[++i];
+        else if (strcmp(argv[i], "--type") == 0)
+            type_file = argv[++i];
+        else if (strcmp(argv[i], "--prompt") == 0)
+            prompt = argv[++i];
         else if (strcmp(argv[i], "--start") == 0)
             start = argv[++i];
         else if (strcmp(argv[i], "--end") == 0)
@@ -105,6 +141,11 @@ int main(int argc, char** argv) {
     }
     if (i >= argc) usage();
     if ((start && strlen(start) >= kCarry) || (end && strlen(end) >= kCarry)) usage();
+    if ((type_file != NULL) != (prompt != NULL) || (type_file && stdin_file) ||
+        (prompt && (strlen(prompt) == 0 || strlen(prompt) >= kCarry)))
+        usage();
+    struct finder prompts = {.text = prompt, .carry_len = 0};
+    int typed = 0, quit = 0;
 
     int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) {
@@ -206,6 +247,21 @@ int main(int argc, char** argv) {
                 }
                 memcpy(tail + tail_len, data, (size_t)n);
                 tail_len += (size_t)n;
+            }
+            // The keys: the file at the first prompt, Ctrl-D at the first one after the end.
+            if (prompt && (!typed || (end_found && !quit)) &&
+                finder_sees(&prompts, data, (size_t)n)) {
+                if (!typed) {
+                    typed = 1;
+                    if (write_file_to(master, type_file) != 0) {
+                        perror("ptyrun: --type");
+                        kill(pid, SIGKILL);
+                    }
+                } else {
+                    quit = 1;
+                    const char eot = 4;
+                    (void)!write(master, &eot, 1);
+                }
             }
             t_last_data = now();
             quiet_since = 0;
