@@ -7,7 +7,7 @@
 # Installs what it needs (Debian packages; the npm peers into bench/peers/node_modules), builds
 # Caretz (Release) into build-bench/, creates the unprivileged user caretz-bench, runs
 # bench/bench.py as that user (root behaves differently: sudo, permissions), then writes
-# bench/RESULTS.md and prints it; exits 1 when a target is missed. About 6 to 10 minutes on 2
+# bench/RESULTS.md and prints it; exits 1 when a target is missed. About 12 to 16 minutes on 2
 # cores; --quick about one.
 # --rev REV benchmarks a commit (exported with git archive into build-bench/rev-src) instead of the
 # working tree; the bench itself always comes from the working tree. --baseline REV also builds
