@@ -151,11 +151,16 @@ private:
         CommandIo io;
         io.terminal = terminal_;
         io.stdin_from_terminal = interactive_;
-        io.on_output = [](std::string_view bytes) { write_all(STDOUT_FILENO, bytes); };
+        char last = '\n';
+        io.on_output = [&last](std::string_view bytes) {
+            write_all(STDOUT_FILENO, bytes);
+            if (!bytes.empty()) last = bytes.back();
+        };
         io.output_to_terminal = terminal_ != nullptr;
         try {
             CommandOutcome result =
                 commands_.run(CommandRequest{command, CommandSource::user, plan_mode_}, io);
+            if (interactive_ && last != '\n') end_unfinished_line();
             transcript_.record({{"type", "user_command"},
                                 {"command", command},
                                 {"ran", result.ran_on_host ? "host" : "sandbox"},
@@ -171,6 +176,22 @@ private:
             say(std::string("caretz: ") + e.what() + "\n");
         }
         warn_about_transcript();
+    }
+
+    // Output that did not end its line would be drawn over by the next prompt. As zsh does, a
+    // reverse-video '%' marks where it stopped, followed by spaces to the window's width: from
+    // a column past the first they wrap, and the prompt starts on the line below; from the
+    // first column (output that ended with escape sequences, such as a program leaving the
+    // alternate screen) they fill the line without wrapping, and the return and erase that
+    // follow take the mark away again.
+    void end_unfinished_line() {
+        auto size = terminal_->size();
+        if (!size || size->cols < 2) {
+            write_all(STDOUT_FILENO, "\n");
+            return;
+        }
+        write_all(STDOUT_FILENO,
+                  "\x1b[7m%\x1b[27m" + std::string(size->cols - 1, ' ') + "\r\x1b[K");
     }
 
     const ReplConfig& config_;

@@ -46,6 +46,14 @@ check "a command's output reaches the terminal byte for byte: one \\r\\n a line"
 check "... and nowhere \\r\\r\\n" not grep -qaP '\r\r$' "$raw"
 prompt_line '!echo hi-from-the-sandbox'
 check "!echo shows its output" wait_for_screen "hi-from-the-sandbox" 5
+# Output that does not end its line (kubectl's jsonpath, printf) is not drawn over by the
+# prompt: a '%' marks where it stopped, as in zsh, and the prompt comes on the line below.
+prompt_line '!printf no-newline-"$((6*7))"'
+check "output without a final newline stays on the screen, marked, the prompt below it" \
+    wait_for_screen $'no-newline-42%\ncaretz>' 5
+prompt_line '!printf half-a-line; false'
+check "... and the exit status comes on a line of its own" \
+    wait_for_screen $'half-a-line%\n[exit 1]' 5
 
 tmux_ resize-window -t main -x 97 -y 31
 sleep 0.3
