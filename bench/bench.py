@@ -271,6 +271,21 @@ class WarmSession:
         seconds, _ = self.run(cmd)
         return seconds
 
+    def time_or_restart(self, cmd, where):
+        """time(cmd), or None when the session ended or stopped answering: that is recorded in
+        incidents and the session started again (twice at most; then the error is raised), so
+        that one incident does not empty its row."""
+        try:
+            return self.time(cmd)
+        except (RuntimeError, OSError) as e:
+            if len(self.incidents) >= 2:
+                raise
+            self.incidents.append(f"`{cmd}`, {where}: {e}")
+            log(f"  {self.caretz}: {e}; starting it again")
+            self.stop()
+            self.start()
+            return None
+
 
 def per_command(harnesses, n, workspace):
     expected_ls = sorted(os.listdir("/usr"))
@@ -293,19 +308,11 @@ def per_command(harnesses, n, workspace):
                 if h.error:
                     continue
                 try:
-                    times[h.key][cmd].append(h.time(cmd))
+                    t = (h.time_or_restart(cmd, f"round {i + 1}") if isinstance(h, WarmSession)
+                         else h.time(cmd))
+                    if t is not None:
+                        times[h.key][cmd].append(t)
                 except (RuntimeError, OSError) as e:
-                    # A warm session that ends is recorded and started again (twice at most),
-                    # so that one incident does not empty its row.
-                    if isinstance(h, WarmSession) and len(h.incidents) < 2:
-                        h.incidents.append(f"`{cmd}`, round {i + 1}: {e}")
-                        log(f"  {h.label}: {e}; starting it again")
-                        try:
-                            h.stop()
-                            h.start()
-                            continue
-                        except (RuntimeError, OSError) as e2:
-                            e = e2
                     h.error = f"failed during the run: {e}"
                     log(f"  {h.label}: {h.error}")
     for h in live:
@@ -862,23 +869,14 @@ def repositories(args, env, sizes):
             # Past the inotify watch limit each command compares the change times of every
             # unwatched folder (seconds at 300,000 folders here): fewer runs at that size.
             row["n"] = args.n if made < 100_000 else min(args.n, 20)
-            row["incidents"] = []
             for i in range(row["n"]):
                 for key in keys[i % len(keys):] + keys[:i % len(keys)]:
-                    try:
-                        times[key].append(sessions[key].time("true"))
-                    except (RuntimeError, OSError) as e:
-                        # As in the per-command rounds, a session that stops answering is
-                        # recorded and started again (twice at most a row). The build from
-                        # before the repository watch predates 58bbb99: now and then the end
-                        # of input it offers a command reaches its shell's prompt and ends it.
-                        if len(row["incidents"]) >= 2:
-                            raise
-                        row["incidents"].append(f"{key} the watch (`{sessions[key].caretz}`), "
-                                                f"command {i + 1}: {e}")
-                        sessions[key].stop()
-                        sessions[key] = WarmSession(sessions[key].caretz, env, cwd=ws)
-                        sessions[key].start()
+                    # The build from before the repository watch predates 58bbb99: now and
+                    # then the end of input it offers a command reaches its shell's prompt and
+                    # ends it. Such a session is started again, as in the per-command rounds.
+                    t = sessions[key].time_or_restart("true", f"command {i + 1}")
+                    if t is not None:
+                        times[key].append(t)
             for key, t in times.items():
                 row[f"{key}_median_ms"] = statistics.median(t) * 1e3
                 row[f"{key}_p95_ms"] = percentile(t, 95) * 1e3
@@ -886,6 +884,8 @@ def repositories(args, env, sizes):
             row["error"] = str(e)
             log(f"  failed: {e}")
         finally:
+            row["incidents"] = [f"{key} the watch (`{s.caretz}`), {incident}"
+                                for key, s in sessions.items() for incident in s.incidents]
             for s in sessions.values():
                 s.stop()
             shutil.rmtree(ws, ignore_errors=True)

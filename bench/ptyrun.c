@@ -70,24 +70,40 @@ static unsigned long long count_of(const unsigned char* p, size_t n, unsigned ch
     return total;
 }
 
-// Finds TEXT in a stream that arrives in chunks (a match may straddle two of them).
+// Finds TEXT (shorter than kCarry) in a stream that arrives in chunks: a match may straddle
+// two of them, so the last bytes of each chunk are kept for the next one.
 struct finder {
     const char* text;
     char carry[kCarry];
     size_t carry_len;
 };
 
-static int finder_sees(struct finder* f, const char* data, size_t n) {
+// Whether TEXT, when given, is one that a finder can look for.
+static int findable(const char* text) {
+    return !text || (strlen(text) > 0 && strlen(text) < kCarry);
+}
+
+// How many of the chunk's n bytes come up to the end of the first match, or -1 without one.
+static long finder_find(struct finder* f, const char* data, size_t n) {
     size_t len = strlen(f->text);
-    char* scan = malloc(f->carry_len + n);
-    memcpy(scan, f->carry, f->carry_len);
-    memcpy(scan + f->carry_len, data, n);
-    size_t scan_len = f->carry_len + n;
-    int seen = memmem(scan, scan_len, f->text, len) != NULL;
-    f->carry_len = seen ? 0 : (scan_len < len - 1 ? scan_len : len - 1);
-    memcpy(f->carry, scan + scan_len - f->carry_len, f->carry_len);
-    free(scan);
-    return seen;
+    // A match across the two chunks: the kept bytes and the start of this one.
+    char edge[2 * kCarry];
+    size_t head = n < len - 1 ? n : len - 1, kept = f->carry_len;
+    memcpy(edge, f->carry, kept);
+    memcpy(edge + kept, data, head);
+    const char* m = memmem(edge, kept + head, f->text, len);
+    long at = m ? (long)(m - edge + len) - (long)kept : -1;
+    if (at < 0 && (m = memmem(data, n, f->text, len))) at = (long)(m - data + len);
+    if (at >= 0) {
+        f->carry_len = 0;
+    } else if (n >= len - 1) {
+        f->carry_len = len - 1;
+        memcpy(f->carry, data + n - f->carry_len, f->carry_len);
+    } else {
+        f->carry_len = kept + n < len - 1 ? kept + n : len - 1;
+        memmove(f->carry, edge + kept + n - f->carry_len, f->carry_len);
+    }
+    return at;
 }
 
 static int write_file_to(int fd, const char* path) {
@@ -140,11 +156,11 @@ int main(int argc, char** argv) {
             usage();
     }
     if (i >= argc) usage();
-    if ((start && strlen(start) >= kCarry) || (end && strlen(end) >= kCarry)) usage();
-    if ((type_file != NULL) != (prompt != NULL) || (type_file && stdin_file) ||
-        (prompt && (strlen(prompt) == 0 || strlen(prompt) >= kCarry)))
+    if (!findable(start) || !findable(end) || !findable(prompt) ||
+        (type_file != NULL) != (prompt != NULL) || (type_file && stdin_file))
         usage();
     struct finder prompts = {.text = prompt, .carry_len = 0};
+    struct finder starts = {.text = start, .carry_len = 0}, ends = {.text = end, .carry_len = 0};
     int typed = 0, quit = 0;
 
     int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -178,11 +194,9 @@ int main(int argc, char** argv) {
         _exit(127);
     }
 
-    char* buf = malloc(kBuf + kCarry);
+    char* buf = malloc(kBuf);
     char* tail = malloc(kTail);
     size_t tail_len = 0;
-    char carry[kCarry];
-    size_t carry_len = 0;
     unsigned long long bytes = 0, newlines = 0, crs = 0, counted = 0;
     int start_found = start == NULL, end_found = 0;
     double t_start = t0, t_end = 0, t_last_data = t0, t_reaped = 0, next_sample = t0;
@@ -203,10 +217,10 @@ int main(int argc, char** argv) {
         int r = poll(&p, 1, 10);
         if (r < 0 && errno != EINTR) break;
         if (r > 0) {
-            ssize_t n = read(master, buf + kCarry, kBuf);
+            ssize_t n = read(master, buf, kBuf);
             if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
             if (n <= 0) break;  // EIO: every holder of the slave side is gone
-            const char* data = buf + kCarry;
+            const char* data = buf;
             bytes += (unsigned long long)n;
             for (const char* q = data; (q = memchr(q, '\n', (size_t)(data + n - q))); ++q)
                 ++newlines;
@@ -214,27 +228,20 @@ int main(int argc, char** argv) {
             if (count_byte >= 0)
                 counted +=
                     count_of((const unsigned char*)data, (size_t)n, (unsigned char)count_byte);
-            if (!start_found || (end && !end_found)) {
-                // Search the carried end of the previous chunk plus this chunk.
-                char* scan = buf + kCarry - carry_len;
-                memcpy(scan, carry, carry_len);
-                size_t scan_len = carry_len + (size_t)n;
-                if (!start_found) {
-                    char* s = memmem(scan, scan_len, start, strlen(start));
-                    if (s) {
-                        start_found = 1;
-                        t_start = now();
-                        size_t skip = (size_t)(s - scan) + strlen(start);
-                        scan += skip;
-                        scan_len -= skip;
-                    }
+            // The end counts only after the start, in this chunk's bytes that follow it.
+            size_t from = 0;
+            if (!start_found) {
+                long at = finder_find(&starts, data, (size_t)n);
+                if (at >= 0) {
+                    start_found = 1;
+                    t_start = now();
                 }
-                if (start_found && end && !end_found && memmem(scan, scan_len, end, strlen(end))) {
-                    end_found = 1;
-                    t_end = now();
-                }
-                carry_len = scan_len < kCarry - 1 ? scan_len : kCarry - 1;
-                memcpy(carry, scan + scan_len - carry_len, carry_len);
+                from = at >= 0 ? (size_t)at : (size_t)n;
+            }
+            if (start_found && end && !end_found &&
+                finder_find(&ends, data + from, (size_t)n - from) >= 0) {
+                end_found = 1;
+                t_end = now();
             }
             if ((size_t)n >= kTail) {
                 memcpy(tail, data + n - kTail, kTail);
@@ -250,7 +257,7 @@ int main(int argc, char** argv) {
             }
             // The keys: the file at the first prompt, Ctrl-D at the first one after the end.
             if (prompt && (!typed || (end_found && !quit)) &&
-                finder_sees(&prompts, data, (size_t)n)) {
+                finder_find(&prompts, data, (size_t)n) >= 0) {
                 if (!typed) {
                     typed = 1;
                     if (write_file_to(master, type_file) != 0) {

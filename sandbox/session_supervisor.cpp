@@ -399,14 +399,16 @@ private:
         if (pty_) set_window_size(pty_->master(), size_);
     }
 
-    void relay_output() {
-        // The line discipline hands over at most 4 KiB a read; what arrived meanwhile goes
-        // along in the same frame, so a flood of output costs Caretz fewer wakeups and writes.
-        char buf[65536];
+    static constexpr size_t kBatch = 65536;
+
+    // What the shell's terminal holds, up to kBatch bytes into `buf`. The line discipline hands
+    // over at most 4 KiB a read; what arrived meanwhile goes along in the same frame, so a flood
+    // of output costs Caretz fewer wakeups and writes. `closed`: the terminal's other side is
+    // gone, with everything that held it.
+    std::string_view read_batch(char* buf, bool& closed) {
         size_t got = 0;
-        bool closed = false;
-        while (sizeof buf - got >= 4096) {
-            ssize_t n = ::read(pty_->master(), buf + got, sizeof buf - got);
+        while (kBatch - got >= 4096) {
+            ssize_t n = ::read(pty_->master(), buf + got, kBatch - got);
             if (n > 0) {
                 got += static_cast<size_t>(n);
                 continue;
@@ -414,9 +416,15 @@ private:
             closed = !(n < 0 && (errno == EINTR || errno == EAGAIN));
             break;
         }
-        if (got > 0) {
-            follow_command({buf, got});
-            send_frame(control_, Frame::output, {buf, got});
+        return {buf, got};
+    }
+
+    void relay_output() {
+        char buf[kBatch];
+        bool closed = false;
+        if (std::string_view bytes = read_batch(buf, closed); !bytes.empty()) {
+            follow_command(bytes);
+            send_frame(control_, Frame::output, bytes);
         }
         if (closed) {
             // The shell and everything holding its terminal are gone: report once reaped.
@@ -452,10 +460,10 @@ private:
     // The shell's last output must reach Caretz before the news that it ended.
     void report_exit_if_done() {
         if (shell_pid_ != -1 || !pty_) return;
-        char buf[65536];
-        ssize_t n;
-        while ((n = ::read(pty_->master(), buf, sizeof buf)) > 0)
-            send_frame(control_, Frame::output, std::string_view(buf, static_cast<size_t>(n)));
+        char buf[kBatch];
+        bool closed = false;
+        for (std::string_view bytes; !(bytes = read_batch(buf, closed)).empty();)
+            send_frame(control_, Frame::output, bytes);
         utmp_.reset();
         unattended_.reset();
         pty_.reset();
