@@ -26,6 +26,7 @@ std::optional<KeyParts> split_key(const std::string& key) {
     return parts;
 }
 
+// A value in double quotes: git reads \n and \t there as a newline and a tab.
 std::string git_quoted(std::string_view text) {
     std::string out = "\"";
     for (char c : text) {
@@ -39,6 +40,18 @@ std::string git_quoted(std::string_view text) {
         } else {
             out += c;
         }
+    }
+    return out + '"';
+}
+
+// A subsection name in double quotes. Git drops the backslash before any character but `\` and
+// `"` there, so \t would read as `t`: everything else is written as it is. A key from `git
+// config --list --null` cannot hold a newline, which a subsection cannot either.
+std::string git_quoted_subsection(std::string_view text) {
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '\\' || c == '"') out += '\\';
+        out += c;
     }
     return out + '"';
 }
@@ -96,7 +109,7 @@ std::string git_config_text(const std::vector<GitConfigEntry>& entries) {
                                                                    parts->subsection};
         if (current != section) {
             text += "[" + parts->section;
-            if (parts->subsection) text += " " + git_quoted(*parts->subsection);
+            if (parts->subsection) text += " " + git_quoted_subsection(*parts->subsection);
             text += "]\n";
             current = section;
         }

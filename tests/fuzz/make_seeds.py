@@ -232,7 +232,9 @@ def main():
             ("quoting", [('remote.a "b]\\.url', 'v"a\\l\tue\nnext = line'),
                          ("submodule.lib.url", " ../lib ; # not a comment"),
                          ("branch.x.rebase", None),
-                         ("remote.o.pushurl", "\r\n[core]\n\thooksPath = /tmp")])]:
+                         ("remote.o.pushurl", "\r\n[core]\n\thooksPath = /tmp")]),
+            # A subsection reads a backslash before anything but `\\` and `"` as nothing.
+            ("subsection-tab", [("remote.a\tb.url", "x\ty"), ("submodule.c\\\td.url", "z")])]:
         write("git_config", name, "".join(key + ("" if value is None else "\n" + value) + "\0"
                                           for key, value in entries))
 

@@ -71,6 +71,8 @@ TEST_CASE("the config Caretz writes reads back the same in git") {
         {"core.bare", "false"},
         {"remote.Origin \"quoted\\.url", "https://example.invalid/a \"b\"\\c\td"},
         {"remote.Origin \"quoted\\.fetch", "+refs/heads/*:refs/remotes/origin/*"},
+        {"remote.tab\there.url", "x"},
+        {"submodule.back\\\tslash.url", "y"},
         {"branch.main.remote", "origin"},
         {"extensions.worktreeconfig", std::nullopt}};
     char path[] = "/tmp/caretz-config-XXXXXX";
