@@ -83,9 +83,12 @@ int main(int argc, char** argv) {
     if (auto program = program_for_stand_in()) return run_stand_in(*program, argc, argv);
     // Inside the sandbox, Caretz's own binary is the session supervisor.
     if (argc == 2 && std::string_view(argv[1]) == "__supervise") return run_session_supervisor();
-    // The fish session hook's way to drop typed-ahead input (see hooks/fish).
-    if (argc == 2 && std::string_view(argv[1]) == "__drop-typeahead")
-        return drop_controlling_terminal_input() ? 0 : 1;
+    // The fish session hook's way to drop typed-ahead input and count its lines (hooks/fish).
+    if (argc == 2 && std::string_view(argv[1]) == "__drop-typeahead") {
+        auto lines = drop_controlling_terminal_input();
+        if (lines) std::printf("%d\n", *lines);
+        return lines ? 0 : 1;
+    }
     // In a per-command sandbox it runs the command and forwards the proxy port meanwhile.
     if (argc > 2 && std::string_view(argv[1]) == "__netforward")
         return run_network_forwarder_command(std::vector<std::string>(argv + 2, argv + argc));

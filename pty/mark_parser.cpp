@@ -16,9 +16,10 @@ constexpr std::string_view kOscStart = "\x1b]";
 constexpr std::string_view kPromptStart = "133;A";
 constexpr std::string_view kPromptEnd = "133;B";
 constexpr std::string_view kCommandStart = "133;C";
+constexpr std::string_view kUnreadLines = "133;U;";
 constexpr std::string_view kCommandDone = "133;D;";
 constexpr std::string_view kCwd = "7;file://";
-constexpr size_t kMaxStatusDigits = 9;
+constexpr size_t kMaxNumberDigits = 9;
 
 int hex_value(char c) {
     if (c >= '0' && c <= '9') return c - '0';
@@ -45,8 +46,9 @@ std::optional<std::string> percent_decode(std::string_view encoded) {
     return out;
 }
 
-std::optional<int> parse_status(std::string_view digits) {
-    if (digits.empty() || digits.size() > kMaxStatusDigits) return std::nullopt;
+// A decimal number of at most kMaxNumberDigits digits: an exit status, a count of lines.
+std::optional<int> parse_number(std::string_view digits) {
+    if (digits.empty() || digits.size() > kMaxNumberDigits) return std::nullopt;
     if (digits.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
     int status = 0;
     std::from_chars(digits.data(), digits.data() + digits.size(), status);
@@ -61,9 +63,9 @@ std::optional<std::string> parse_cwd(std::string_view host_and_path) {
 }
 
 struct Mark {
-    enum class Kind { prompt_start, prompt_end, command_start, command_done, cwd };
+    enum class Kind { prompt_start, prompt_end, command_start, unread_lines, command_done, cwd };
     Kind kind;
-    int status = 0;
+    int number = 0;  // the exit status, or the count of unread lines
     std::string path;
 };
 
@@ -86,10 +88,12 @@ std::optional<Mark> parse_mark(std::string_view content, std::string_view nonce_
     if (body == kPromptStart) return Mark{Mark::Kind::prompt_start, 0, {}};
     if (body == kPromptEnd) return Mark{Mark::Kind::prompt_end, 0, {}};
     if (body == kCommandStart) return Mark{Mark::Kind::command_start, 0, {}};
-    if (body.substr(0, kCommandDone.size()) == kCommandDone) {
-        std::optional<int> status = parse_status(body.substr(kCommandDone.size()));
-        if (!status) return std::nullopt;
-        return Mark{Mark::Kind::command_done, *status, {}};
+    for (auto [prefix, kind] : {std::pair{kUnreadLines, Mark::Kind::unread_lines},
+                                std::pair{kCommandDone, Mark::Kind::command_done}}) {
+        if (body.substr(0, prefix.size()) != prefix) continue;
+        std::optional<int> number = parse_number(body.substr(prefix.size()));
+        if (!number) return std::nullopt;
+        return Mark{kind, *number, {}};
     }
     if (body.substr(0, kCwd.size()) == kCwd) {
         std::optional<std::string> path = parse_cwd(body.substr(kCwd.size()));
@@ -193,8 +197,11 @@ void MarkParser::finish(char terminator, Handler& handler) {
         case Mark::Kind::command_start:
             handler.on_command_start();
             break;
+        case Mark::Kind::unread_lines:
+            handler.on_unread_lines(mark->number);
+            break;
         case Mark::Kind::command_done:
-            handler.on_command_done(mark->status);
+            handler.on_command_done(mark->number);
             break;
         case Mark::Kind::cwd:
             handler.on_cwd(std::move(mark->path));

@@ -13,6 +13,8 @@ namespace caretz {
 //   ESC ] 133 ; A ; caretz=NONCE BEL             a prompt starts
 //   ESC ] 133 ; B ; caretz=NONCE BEL             the prompt ends: the shell reads input
 //   ESC ] 133 ; C ; caretz=NONCE BEL             a command starts
+//   ESC ] 133 ; U ; LINES ; caretz=NONCE BEL     LINES whole lines typed while the command ran
+//                                                were still unread when it ended (before D)
 //   ESC ] 133 ; D ; STATUS ; caretz=NONCE BEL    the command ended with exit status STATUS
 //   ESC ] 7 ; file://HOST/PATH ; caretz=NONCE BEL
 //                                                the shell's cwd; PATH is percent-encoded
@@ -31,6 +33,7 @@ public:
         virtual void on_prompt_start() {}
         virtual void on_prompt_end() {}
         virtual void on_command_start() {}
+        virtual void on_unread_lines(int /*lines*/) {}
         virtual void on_command_done(int /*status*/) {}
         virtual void on_cwd(std::string /*path*/) {}
     };

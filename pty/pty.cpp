@@ -8,6 +8,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <system_error>
 
@@ -102,9 +103,18 @@ bool drop_pending_input(int fd) noexcept {
     return ::tcflush(fd, TCIFLUSH) == 0;
 }
 
-bool drop_controlling_terminal_input() noexcept {
-    UniqueFd tty(::open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC));
-    return tty.valid() && drop_pending_input(tty.get());
+std::optional<int> drop_controlling_terminal_input() noexcept {
+    UniqueFd tty(::open("/dev/tty", O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
+    if (!tty.valid()) return std::nullopt;
+    // Read to be counted (in canonical mode whole lines only), then the rest dropped.
+    int lines = 0;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(tty.get(), buf, sizeof buf)) > 0)
+        lines += static_cast<int>(
+            std::count_if(buf, buf + n, [](char c) { return c == '\n' || c == '\r'; }));
+    if (!drop_pending_input(tty.get())) return std::nullopt;
+    return lines;
 }
 
 bool terminal_hung_up(int fd) noexcept {

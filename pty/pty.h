@@ -75,8 +75,9 @@ void reset_signals_for_exec() noexcept;
 
 // Drops input that waits unread on the terminal behind `fd`; false when it is no terminal.
 bool drop_pending_input(int fd) noexcept;
-// The same for the process's controlling terminal (/dev/tty); false without one.
-bool drop_controlling_terminal_input() noexcept;
+// The same for the process's controlling terminal (/dev/tty): how many whole lines it dropped
+// (each '\n' or '\r' ends one, as for the terminal's line discipline); nullopt without one.
+std::optional<int> drop_controlling_terminal_input() noexcept;
 
 // For a freshly forked child, before exec: starts a new session, makes `slave_fd` its
 // controlling terminal and its stdin, stdout and stderr, and closes the original descriptor.

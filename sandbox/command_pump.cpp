@@ -82,8 +82,12 @@ void CommandPump::take_keys() {
     std::string typed = io_.terminal->take_keys();
     auto at = std::find_if(typed.begin(), typed.end(), [](char c) { return signal_for_key(c); });
     const size_t cut = at == typed.end() ? typed.size() : static_cast<size_t>(at - typed.begin());
-    if (io_.stdin_from_terminal && cut > 0)
-        target_.send_keys(std::string_view(typed).substr(0, cut));
+    if (io_.stdin_from_terminal && cut > 0) {
+        const std::string_view keys = std::string_view(typed).substr(0, cut);
+        target_.send_keys(keys);
+        keys_sent_.append(keys);
+        if (keys_sent_.size() > kKeysKept) keys_sent_.erase(0, keys_sent_.size() - kKeysKept);
+    }
     if (at == typed.end()) return;
     // What follows the interrupt was typed while the command was being stopped: it waits in
     // the terminal, for the prompt once the command has ended.
@@ -103,6 +107,18 @@ void CommandPump::interrupt(char key) {
     repeat_key_ = key;
     repeat_.start();
     if (io_.on_interrupt_key) io_.on_interrupt_key();
+}
+
+std::string_view last_lines(std::string_view keys, int count) {
+    const size_t end = keys.find_last_of("\r\n");
+    if (end == std::string_view::npos || count <= 0) return {};
+    // Back from the last line end: the lines start after the line end before the count-th.
+    int ends = 0;
+    for (size_t i = end + 1; i-- > 0;) {
+        if (keys[i] != '\r' && keys[i] != '\n') continue;
+        if (++ends > count) return keys.substr(i + 1, end - i);
+    }
+    return keys.substr(0, end + 1);
 }
 
 }  // namespace caretz

@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <chrono>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -56,6 +57,10 @@ public:
     // serves one command: an interrupt it repeats, and keys it holds back, end with it.
     bool step();
 
+    // The keys this pump sent to the command, as typed (the last kKeysKept bytes of them).
+    std::string_view keys_sent() const { return keys_sent_; }
+    static constexpr size_t kKeysKept = 65536;
+
 private:
     void take_keys();
     void interrupt(char key);
@@ -69,6 +74,12 @@ private:
     char repeat_key_ = 0;
     // Keys stay in the terminal until then (time_point::max(): for the rest of this pump).
     std::chrono::steady_clock::time_point keys_held_until_{};
+    std::string keys_sent_;
 };
+
+// The last `count` whole lines of `keys` (typed keys, each '\r' or '\n' ending a line as for
+// the terminal's line discipline), their line ends included; what follows the last line end
+// is no whole line and is left out. All of the whole lines when there are fewer.
+std::string_view last_lines(std::string_view keys, int count);
 
 }  // namespace caretz

@@ -113,6 +113,7 @@ public:
     void on_prompt_start() override { session_.phases_.prompt_start(); }
     void on_prompt_end() override { session_.phases_.prompt_end(); }
     void on_command_start() override { session_.phases_.command_start(); }
+    void on_unread_lines(int lines) override { session_.unread_lines_ = lines; }
     void on_command_done(int status) override { session_.phases_.command_done(status); }
     void on_cwd(std::string path) override { session_.cwd_ = std::move(path); }
 
@@ -253,7 +254,12 @@ SandboxResult SandboxSession::run(const std::string& command, const CommandIo& i
     SandboxResult result;
     send_frame(control_.get(), Frame::run, (io.stdin_from_terminal ? "T" : "N") + command);
     phases_.command_sent();
-    pump_until(io, [&] { return phases_.idle(); });
+    unread_lines_ = 0;
+    const std::string keys = pump_until(io, [&] { return phases_.idle(); });
+    // Lines typed ahead that the command did not read are for Caretz's prompt, as a shell
+    // would run them next. They come from what Caretz itself sent, so nothing in the sandbox
+    // can type at the prompt; the shell's count only says how many of them were left.
+    if (io.terminal && unread_lines_ > 0) io.terminal->give_back(last_lines(keys, unread_lines_));
     result.exit_code = phases_.exit_code().value_or(0);
     result.shell_exited = phases_.shell_exited();
     result.cwd = cwd_;
@@ -275,7 +281,7 @@ void SandboxSession::wait_until_ready() {
 }
 
 template <typename Done>
-void SandboxSession::pump_until(const CommandIo& io, Done done) {
+std::string SandboxSession::pump_until(const CommandIo& io, Done done) {
     // Output goes to `io` for as long as this pump moves it, whichever way it ends.
     struct Running {
         const CommandIo*& slot;
@@ -285,6 +291,7 @@ void SandboxSession::pump_until(const CommandIo& io, Done done) {
     while (!done()) {
         if (!pump.step()) throw SandboxStartError("the sandbox session ended unexpectedly");
     }
+    return std::string(pump.keys_sent());
 }
 
 void SandboxSession::watch(std::vector<pollfd>& fds) const {

@@ -48,8 +48,9 @@ private:
     // Lets the repository watch bind what it protects into this sandbox (pid `inside` is in it).
     void watch_repositories(pid_t inside);
     // Moves traffic until `done` holds; throws SandboxStartError when the sandbox is gone.
+    // Returns the keys it sent to the command (CommandPump::keys_sent).
     template <typename Done>
-    void pump_until(const CommandIo& io, Done done);
+    std::string pump_until(const CommandIo& io, Done done);
     void restart_shell();
 
     // PumpTarget: the supervisor's control socket and bwrap's error pipe.
@@ -77,6 +78,8 @@ private:
     std::string cwd_;
     WindowSize size_;  // the size the session's terminal was given last
     SessionPhases phases_;
+    // Whole lines typed during the command that it left unread, as the shell's hook counted.
+    int unread_lines_ = 0;
     bool shell_alive_ = false;
     // Set while a pump runs: where the command's output goes.
     const CommandIo* running_io_ = nullptr;

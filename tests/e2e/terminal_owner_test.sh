@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # What a person does in the first minute, with rc files people really have, for one shell ($1:
-# bash, zsh or fish): resize the window at Caretz's prompt, type right after Ctrl-C, pipe
-# `caretz exec` into another program, run a password prompt with no terminal behind Caretz,
-# resize during a long `caretz exec`. Caretz runs in a tmux pane started with runuser, so the
-# pane is its controlling terminal, as in a person's own terminal.
+# bash, zsh or fish): resize the window at Caretz's prompt, type right after Ctrl-C, type ahead
+# while a command runs, pipe `caretz exec` into another program, run a password prompt with no
+# terminal behind Caretz, resize during a long `caretz exec`. Caretz runs in a tmux pane started
+# with runuser, so the pane is its controlling terminal, as in a person's own terminal.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 SHELL_NAME=${1:-bash}
@@ -95,6 +95,23 @@ for round in 1 2 3; do
     check "round $round: keys typed right after Ctrl-C reach the prompt" \
         wait_for_screen $'\n'"next-$round-ok" 10
 done
+
+# 2b. Lines typed while a command runs: one it reads is its own; those it leaves run at the next
+#     prompt, in order, as a shell would run them (the tty showed them as they were typed).
+wait_for_prompt
+type_line '!sleep 2; read x; echo "read:$x" | tr a-z A-Z'
+command_pid 'sleep 2' >/dev/null
+type_line 'for-the-command'
+type_line '!echo typed-ahead-one | tr a-z A-Z'
+type_line '!echo typed-aheadx'$'\x7f'' | tr a-z A-Z'
+check "a line typed during a command that reads it goes to the command" \
+    wait_for_screen $'\nREAD:FOR-THE-COMMAND' 10
+check "lines typed ahead that the command left run at the next prompt" \
+    wait_for_screen $'\nTYPED-AHEAD-ONE' 10
+check "... in order, with the keys' editing (a backspace) applied" \
+    wait_for_screen $'TYPED-AHEAD-ONE\ncaretz> !echo typed-ahead | tr a-z A-Z\nTYPED-AHEAD' 10
+check "... and the line the command read does not run again" \
+    test "$(count_lines 'caretz> for-the-command')" -eq 0
 
 # 3. The shell's own bookkeeping (history, universal variables, completion dump) never shows.
 expect_output "the rc files' history, prompts and variables leave the output clean" \

@@ -116,6 +116,8 @@ def main():
     write("mark_parser", "no nonce", b"\x1b]133;D;0\x07\x1b]133;A\x07text")
     write("mark_parser", "st terminator", f"\x1b]133;D;2;caretz={NONCE}\x1b\\x".encode())
     write("mark_parser", "unterminated", f"\x1b]133;C;caretz={NONCE}".encode())
+    write("mark_parser", "unread lines", mark("133;C") + b"x\r\n" + mark("133;U;2") +
+          mark("133;D;0") + mark("133;A"))
     write("mark_parser", "title and hyperlink", b"\x1b]0;title\x07\x1b]8;;http://x\x07link\x1b]8;;\x07")
     # Offer escaping: what a command could use to disguise itself.
     for name, text in [("escape sequences", "ls\x1b[2K\x1b[1A\x1b]0;x\x07\x9b31m"),

@@ -32,6 +32,10 @@ public:
     void on_prompt_start() override { event("A"); }
     void on_prompt_end() override { event("B"); }
     void on_command_start() override { event("C"); }
+    void on_unread_lines(int lines) override {
+        require(lines >= 0, "negative count of unread lines");
+        event("U" + std::to_string(lines));
+    }
     void on_command_done(int status) override {
         require(status >= 0, "negative exit status");
         event("D" + std::to_string(status));

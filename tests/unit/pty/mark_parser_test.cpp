@@ -11,13 +11,14 @@ namespace {
 using caretz::MarkParser;
 
 // Records output and marks as one readable transcript: output verbatim, marks as <A>, <B>,
-// <C>, <D:status>, <cwd:path>.
+// <C>, <U:lines>, <D:status>, <cwd:path>.
 class Transcript : public MarkParser::Handler {
 public:
     void on_output(std::string_view bytes) override { text.append(bytes); }
     void on_prompt_start() override { text += "<A>"; }
     void on_prompt_end() override { text += "<B>"; }
     void on_command_start() override { text += "<C>"; }
+    void on_unread_lines(int lines) override { text += "<U:" + std::to_string(lines) + ">"; }
     void on_command_done(int status) override { text += "<D:" + std::to_string(status) + ">"; }
     void on_cwd(std::string path) override { text += "<cwd:" + path + ">"; }
 
@@ -60,6 +61,13 @@ TEST_CASE("exit statuses are parsed", "[mark_parser]") {
     CHECK(parse_whole(mark("133;D;1")) == "<D:1>");
     CHECK(parse_whole(mark("133;D;127")) == "<D:127>");
     CHECK(parse_whole(mark("133;D;255")) == "<D:255>");
+}
+
+TEST_CASE("the count of lines typed ahead and left unread comes before the end", "[mark_parser]") {
+    CHECK(parse_whole(mark("133;U;2") + mark("133;D;0")) == "<U:2><D:0>");
+    CHECK(parse_whole(mark("133;U;") + "x") == mark("133;U;") + "x");
+    CHECK(parse_whole(mark("133;U;-1")) == mark("133;U;-1"));
+    CHECK(parse_whole(mark("133;U;2", "wrong")) == mark("133;U;2", "wrong"));
 }
 
 TEST_CASE("marks split at every byte position are still found", "[mark_parser]") {

@@ -130,3 +130,44 @@ TEST_CASE("CommandPump reads no key before the command has started", "[command_p
     // Still in the terminal, for whoever holds it next.
     CHECK(t.terminal.take_keys() == "\x03");
 }
+
+TEST_CASE("CommandPump keeps the keys it sent, for lines the command leaves unread",
+          "[command_pump]") {
+    PumpOnKeys t(true);
+    t.type("ab\rcd");
+    REQUIRE(t.pump.step());
+    t.type("\177e\r");  // a backspace, then e
+    REQUIRE(t.pump.step());
+    CHECK(t.pump.keys_sent() == "ab\rcd\177e\r");
+    // Only the last kKeysKept bytes are kept, however long the command is typed into.
+    for (char c : {'x', 'y'}) {
+        const size_t sent = t.command.keys.size() + CommandPump::kKeysKept / 2 + 1000;
+        t.type(std::string(CommandPump::kKeysKept / 2 + 1000, c));
+        while (t.command.keys.size() < sent) REQUIRE(t.pump.step());
+    }
+    CHECK(t.pump.keys_sent().size() == CommandPump::kKeysKept);
+    CHECK(t.pump.keys_sent().back() == 'y');
+    CHECK(t.pump.keys_sent().find('x') != std::string_view::npos);
+
+    PumpOnKeys model(false);
+    model.type("ls\r");
+    REQUIRE(model.pump.step());
+    CHECK(model.pump.keys_sent().empty());
+}
+
+TEST_CASE("last_lines takes whole lines from the end, each \\r or \\n ending one",
+          "[command_pump]") {
+    using caretz::last_lines;
+    CHECK(last_lines("one\rtwo\rthree\r", 1) == "three\r");
+    CHECK(last_lines("one\rtwo\rthree\r", 2) == "two\rthree\r");
+    CHECK(last_lines("one\rtwo\rthree\r", 3) == "one\rtwo\rthree\r");
+    CHECK(last_lines("one\rtwo\rthree\r", 5) == "one\rtwo\rthree\r");
+    // What follows the last line end is no whole line: the shell's Ctrl-U erases it.
+    CHECK(last_lines("one\rtwo\rpart", 1) == "two\r");
+    CHECK(last_lines("one\ntwo\r\n", 2) == "two\r\n");
+    CHECK(last_lines("\r\r", 1) == "\r");
+    CHECK(last_lines("\r\r", 2) == "\r\r");
+    CHECK(last_lines("no line end", 1).empty());
+    CHECK(last_lines("a\r", 0).empty());
+    CHECK(last_lines("", 1).empty());
+}
