@@ -103,18 +103,26 @@ bool drop_pending_input(int fd) noexcept {
     return ::tcflush(fd, TCIFLUSH) == 0;
 }
 
+std::optional<int> drop_pending_lines(int fd) noexcept {
+    // What the terminal gives without waiting (in canonical mode, whole lines only) is read to
+    // be counted; the rest is dropped.
+    int lines = 0;
+    int waiting = 0;
+    char buf[4096];
+    while (::ioctl(fd, TIOCINQ, &waiting) == 0 && waiting > 0) {
+        ssize_t n = ::read(fd, buf, std::min(sizeof buf, static_cast<size_t>(waiting)));
+        if (n <= 0) break;
+        lines += static_cast<int>(
+            std::count_if(buf, buf + n, [](char c) { return c == '\n' || c == '\r'; }));
+    }
+    if (!drop_pending_input(fd)) return std::nullopt;
+    return lines;
+}
+
 std::optional<int> drop_controlling_terminal_input() noexcept {
     UniqueFd tty(::open("/dev/tty", O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
     if (!tty.valid()) return std::nullopt;
-    // Read to be counted (in canonical mode whole lines only), then the rest dropped.
-    int lines = 0;
-    char buf[4096];
-    ssize_t n;
-    while ((n = ::read(tty.get(), buf, sizeof buf)) > 0)
-        lines += static_cast<int>(
-            std::count_if(buf, buf + n, [](char c) { return c == '\n' || c == '\r'; }));
-    if (!drop_pending_input(tty.get())) return std::nullopt;
-    return lines;
+    return drop_pending_lines(tty.get());
 }
 
 bool terminal_hung_up(int fd) noexcept {

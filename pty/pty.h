@@ -75,8 +75,10 @@ void reset_signals_for_exec() noexcept;
 
 // Drops input that waits unread on the terminal behind `fd`; false when it is no terminal.
 bool drop_pending_input(int fd) noexcept;
-// The same for the process's controlling terminal (/dev/tty): how many whole lines it dropped
-// (each '\n' or '\r' ends one, as for the terminal's line discipline); nullopt without one.
+// The same, saying how many whole lines it dropped (each '\n' or '\r' ends one, as for the
+// terminal's line discipline); nullopt when `fd` is no terminal.
+std::optional<int> drop_pending_lines(int fd) noexcept;
+// drop_pending_lines() for the process's controlling terminal (/dev/tty); nullopt without one.
 std::optional<int> drop_controlling_terminal_input() noexcept;
 
 // For a freshly forked child, before exec: starts a new session, makes `slave_fd` its

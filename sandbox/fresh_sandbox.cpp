@@ -183,10 +183,12 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
     const bool on_pty = io.stdin_from_terminal && io.terminal;
     std::optional<Pty> pty;
     if (on_pty) pty.emplace(Pty::open(io.terminal->size().value_or(spec_.size)));
-    int out[2], status[2];
-    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(status, O_CLOEXEC) != 0)
+    int out[2], status[2], unread[2];
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(status, O_CLOEXEC) != 0 ||
+        ::pipe2(unread, O_CLOEXEC | O_NONBLOCK) != 0)
         throw SandboxStartError(std::string("cannot create a pipe: ") + std::strerror(errno));
     UniqueFd out_read(out[0]), out_write(out[1]), status_read(status[0]), status_write(status[1]);
+    UniqueFd unread_read(unread[0]), unread_write(unread[1]);
     UniqueFd null_input(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     UniqueFd seccomp = terminal_injection_filter();
     UniqueFd executable = open_own_executable();
@@ -197,6 +199,7 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
     options.fds = {{seccomp.get(), kSeccompFd},
                    {status_write.get(), kStatusFd},
                    {executable.get(), kExecutableFd}};
+    if (on_pty) options.fds.emplace_back(unread_write.get(), kUnreadLinesFd);
     bwrap.add_copied_files(options.fds);
     options.env = env_;
     phase_done("seccomp filter, bwrap arguments");
@@ -205,18 +208,28 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
     // Only the command may hold its ends now, so they report EOF (EIO on a PTY) when it ends.
     out_write.reset();
     status_write.reset();
+    unread_write.reset();
     if (pty) pty->close_slave();
 
     FreshCommand traffic(pty ? pty->master() : out_read.get(), status_read.get(),
                          pty ? pty->master() : -1, io);
+    std::string keys;
     {
         ForegroundCommand foreground(proxy_.get(), io.may_ask_network);
         CommandPump pump(traffic, io, &proxy_->gate(), /*output_from_pty=*/on_pty);
         while (!traffic.finished() && pump.step()) {
         }
+        keys = pump.keys_sent();
     }
     SandboxResult result;
     result.exit_code = wait_for_exit(pid);
+    // Lines typed ahead that the command did not read are for Caretz's prompt, as in session
+    // mode (SandboxSession::run): the text from Caretz's own record, the count from the sandbox.
+    if (on_pty) {
+        char count[16] = {};
+        if (::read(unread_read.get(), count, sizeof count - 1) > 0 && std::atoi(count) > 0)
+            io.terminal->give_back(last_lines(keys, std::atoi(count)));
+    }
     result.cwd = spec_.cwd;
     if (run_watch_) result.program_runs = run_watch_->take();
     if (!traffic.started()) {

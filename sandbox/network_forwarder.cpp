@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "pty/fd_io.h"
 #include "pty/pty.h"
 #include "pty/unique_fd.h"
 #include "sandbox/bwrap_command.h"
@@ -57,6 +58,15 @@ void forward_connections(int listener, RelayLoop& relay, KeepGoing keep_going) {
 bool proxy_bound_in() {
     struct stat st {};
     return ::stat(kProxySocketInside.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+// See kUnreadLinesFd: the lines typed ahead that the command did not read, for Caretz's prompt.
+void report_unread_lines() {
+    struct stat st;
+    if (::fstat(kUnreadLinesFd, &st) != 0 || !S_ISFIFO(st.st_mode)) return;
+    UniqueFd report(kUnreadLinesFd);
+    if (auto lines = drop_pending_lines(STDIN_FILENO))
+        write_all(report.get(), std::to_string(*lines));
 }
 
 }  // namespace
@@ -112,7 +122,9 @@ int run_network_forwarder_command(const std::vector<std::string>& command) {
         if (running) relay.watch(child_exit.get(), [&] { running = false; });
         forward_connections(listener.get(), relay, [&] { return running; });
     }
-    return wait_for_exit(child);
+    const int status = wait_for_exit(child);
+    report_unread_lines();
+    return status;
 }
 
 }  // namespace caretz

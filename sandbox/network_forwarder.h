@@ -28,7 +28,10 @@ Environment with_proxy_environment(Environment env);
 pid_t start_network_forwarder();
 
 // Per-command mode: `caretz __netforward PROGRAM ARGS...` listens, runs PROGRAM as its child
-// and forwards connections until PROGRAM ends; returns PROGRAM's exit status.
+// and forwards connections until PROGRAM ends; returns PROGRAM's exit status. When its stdin
+// is a terminal and descriptor kUnreadLinesFd a pipe, it then drops what was typed into that
+// terminal and left unread, and writes there how many whole lines that was (a decimal).
+inline constexpr int kUnreadLinesFd = 5;
 int run_network_forwarder_command(const std::vector<std::string>& command);
 
 }  // namespace caretz

@@ -72,6 +72,14 @@ wait_for_screen "reverse> " 15
 type_line 'olleh'
 check "an interactive program gets the keys too" wait_for_screen $'\nhello' 15
 
+# A line typed while a command runs that it does not read runs at the next prompt, as in a
+# shell; in fresh mode too, where the command's terminal ends with it.
+prompt_line '!sleep 2'
+command_pid 'sleep 2' >/dev/null
+type_line '!echo typed-while-sleeping | tr a-z A-Z'
+check "a line typed ahead during a command runs at the next prompt" \
+    wait_for_screen $'\nTYPED-WHILE-SLEEPING' 10
+
 prompt_line '!echo sleeping; sleep 30'
 wait_for_screen $'\nsleeping' 5
 # A Ctrl-C that lands while bash is still forking `sleep` is lost, in any terminal: press it

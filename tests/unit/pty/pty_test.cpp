@@ -1,6 +1,7 @@
 #include "pty/pty.h"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "pty/fd_io.h"
+#include "pty/unique_fd.h"
 
 namespace {
 
@@ -147,4 +149,28 @@ TEST_CASE("an end of input offered is taken in as one before a switch to raw mod
         REQUIRE(::tcflush(pty.slave(), TCIFLUSH) == 0);
     }
     CHECK(ctrl_d == 0);
+}
+
+TEST_CASE("typed input left unread is dropped and its whole lines counted", "[pty]") {
+    caretz::Pty pty = caretz::Pty::open({24, 80});
+    // Canonical mode: Enter's '\r' arrives as '\n'; a backspace edits the line; the partial
+    // line at the end is no line, and goes too.
+    caretz::write_all(pty.master(), "one\rtwx\177o\rpart");
+    ::usleep(50 * 1000);
+    CHECK(caretz::drop_pending_lines(pty.slave()) == 2);
+    CHECK(caretz::drop_pending_lines(pty.slave()) == 0);
+    int waiting = -1;
+    CHECK(::ioctl(pty.slave(), TIOCINQ, &waiting) == 0);
+    CHECK(waiting == 0);
+
+    // Raw mode: every byte is there to read, and each '\r' or '\n' ends a line.
+    termios modes{};
+    REQUIRE(::tcgetattr(pty.slave(), &modes) == 0);
+    ::cfmakeraw(&modes);
+    REQUIRE(::tcsetattr(pty.slave(), TCSANOW, &modes) == 0);
+    caretz::write_all(pty.master(), "a\rb\nc");
+    ::usleep(50 * 1000);
+    CHECK(caretz::drop_pending_lines(pty.slave()) == 2);
+    caretz::UniqueFd not_a_terminal(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    CHECK_FALSE(caretz::drop_pending_lines(not_a_terminal.get()));
 }
