@@ -121,4 +121,8 @@ std::string_view last_lines(std::string_view keys, int count) {
     return keys.substr(0, end + 1);
 }
 
+void give_back_unread_lines(const CommandIo& io, std::string_view keys_sent, int unread) {
+    if (io.terminal && unread > 0) io.terminal->give_back(last_lines(keys_sent, unread));
+}
+
 }  // namespace caretz

@@ -82,4 +82,10 @@ private:
 // is no whole line and is left out. All of the whole lines when there are fewer.
 std::string_view last_lines(std::string_view keys, int count);
 
+// A command ended with `unread` whole lines typed into it left unread, as the sandbox counted:
+// they are for Caretz's prompt, as a shell would run them next. Their text comes from the keys
+// Caretz itself sent (`keys_sent`), so nothing in the sandbox can type at the prompt; a wrong
+// count can only repeat what the user typed.
+void give_back_unread_lines(const CommandIo& io, std::string_view keys_sent, int unread);
+
 }  // namespace caretz

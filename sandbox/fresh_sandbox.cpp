@@ -183,12 +183,12 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
     const bool on_pty = io.stdin_from_terminal && io.terminal;
     std::optional<Pty> pty;
     if (on_pty) pty.emplace(Pty::open(io.terminal->size().value_or(spec_.size)));
-    int out[2], status[2], unread[2];
+    int out[2], status[2], lines[2];
     if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(status, O_CLOEXEC) != 0 ||
-        ::pipe2(unread, O_CLOEXEC | O_NONBLOCK) != 0)
+        ::pipe2(lines, O_CLOEXEC | O_NONBLOCK) != 0)
         throw SandboxStartError(std::string("cannot create a pipe: ") + std::strerror(errno));
     UniqueFd out_read(out[0]), out_write(out[1]), status_read(status[0]), status_write(status[1]);
-    UniqueFd unread_read(unread[0]), unread_write(unread[1]);
+    UniqueFd unread_read(lines[0]), unread_write(lines[1]);
     UniqueFd null_input(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     UniqueFd seccomp = terminal_injection_filter();
     UniqueFd executable = open_own_executable();
@@ -223,13 +223,10 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
     }
     SandboxResult result;
     result.exit_code = wait_for_exit(pid);
-    // Lines typed ahead that the command did not read are for Caretz's prompt, as in session
-    // mode (SandboxSession::run): the text from Caretz's own record, the count from the sandbox.
-    if (on_pty) {
-        char count[16] = {};
-        if (::read(unread_read.get(), count, sizeof count - 1) > 0 && std::atoi(count) > 0)
-            io.terminal->give_back(last_lines(keys, std::atoi(count)));
-    }
+    // Counted by the forwarder once the command had ended (kUnreadLinesFd).
+    char unread[16] = {};
+    if (on_pty && ::read(unread_read.get(), unread, sizeof unread - 1) > 0)
+        give_back_unread_lines(io, keys, std::atoi(unread));
     result.cwd = spec_.cwd;
     if (run_watch_) result.program_runs = run_watch_->take();
     if (!traffic.started()) {

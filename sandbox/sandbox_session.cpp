@@ -256,10 +256,7 @@ SandboxResult SandboxSession::run(const std::string& command, const CommandIo& i
     phases_.command_sent();
     unread_lines_ = 0;
     const std::string keys = pump_until(io, [&] { return phases_.idle(); });
-    // Lines typed ahead that the command did not read are for Caretz's prompt, as a shell
-    // would run them next. They come from what Caretz itself sent, so nothing in the sandbox
-    // can type at the prompt; the shell's count only says how many of them were left.
-    if (io.terminal && unread_lines_ > 0) io.terminal->give_back(last_lines(keys, unread_lines_));
+    give_back_unread_lines(io, keys, unread_lines_);  // counted by the shell's hook
     result.exit_code = phases_.exit_code().value_or(0);
     result.shell_exited = phases_.shell_exited();
     result.cwd = cwd_;
