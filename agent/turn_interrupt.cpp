@@ -9,7 +9,11 @@ bool TurnInterrupt::check() {
     if (requested_ || !keys_) return requested_;
     std::string typed = keys_->take_keys();
     auto at = typed.find('\x03');
-    if (at == std::string::npos) return false;
+    if (at == std::string::npos) {
+        keys_->hold_for_prompt(typed);
+        return false;
+    }
+    keys_->drop_held();
     keys_->give_back(std::string_view(typed).substr(at + 1));
     requested_ = true;
     return true;

@@ -102,7 +102,13 @@ void Terminal::give_back(std::string_view keys) {
     pending_.insert(0, keys);
 }
 
+void Terminal::release_held() {
+    pending_.insert(0, held_);
+    held_.clear();
+}
+
 void Terminal::drop_typeahead() {
+    held_.clear();
     pending_.clear();
     drop_pending_input(in_fd_);
 }

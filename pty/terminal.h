@@ -56,8 +56,15 @@ public:
     bool wait_for_keys(int timeout_ms);
     // Puts keys back in front of what comes next, for the next holder of the terminal.
     void give_back(std::string_view keys);
-    // Drops everything typed so far (given back or still in the terminal), so that nothing
-    // typed before a question can answer it.
+    // Keys typed while nothing took them as keys (a model's turn, a command nobody types into)
+    // wait here for Caretz's next prompt, apart from what take_keys() returns, until
+    // release_held() puts them in front of what comes next.
+    void hold_for_prompt(std::string_view keys) { held_.append(keys); }
+    void release_held();
+    // Forgets the held keys (a Ctrl-C stopped what they were typed during).
+    void drop_held() { held_.clear(); }
+    // Drops everything typed so far (held, given back or still in the terminal), so that
+    // nothing typed before a question can answer it.
     void drop_typeahead();
 
     // Caretz's own text, each line ending in "\n" or "\r\n": on the terminal every line ends
@@ -96,6 +103,7 @@ private:
     std::optional<TerminalModes> modes_;
     bool one_terminal_ = false;  // input and output are the same terminal
     std::string pending_;
+    std::string held_;  // see hold_for_prompt()
     bool input_closed_ = false;
     int resize_fd_ = -1;    // -1 unless this terminal follows SIGWINCH
     bool resized_ = false;  // a change seen while waiting for keys, not yet taken

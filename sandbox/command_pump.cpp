@@ -82,15 +82,20 @@ void CommandPump::take_keys() {
     std::string typed = io_.terminal->take_keys();
     auto at = std::find_if(typed.begin(), typed.end(), [](char c) { return signal_for_key(c); });
     const size_t cut = at == typed.end() ? typed.size() : static_cast<size_t>(at - typed.begin());
-    if (io_.stdin_from_terminal && cut > 0) {
-        const std::string_view keys = std::string_view(typed).substr(0, cut);
+    const std::string_view keys = std::string_view(typed).substr(0, cut);
+    if (!io_.stdin_from_terminal) {
+        // Nobody types into this command: the keys were typed for Caretz's next prompt.
+        io_.terminal->hold_for_prompt(keys);
+    } else if (!keys.empty()) {
         target_.send_keys(keys);
         keys_sent_.append(keys);
         if (keys_sent_.size() > kKeysKept) keys_sent_.erase(0, keys_sent_.size() - kKeysKept);
     }
     if (at == typed.end()) return;
     // What follows the interrupt was typed while the command was being stopped: it waits in
-    // the terminal, for the prompt once the command has ended.
+    // the terminal, for the prompt once the command has ended. What a stopped model's command
+    // held goes with the turn it stops, as TurnInterrupt drops it.
+    if (!io_.stdin_from_terminal) io_.terminal->drop_held();
     io_.terminal->give_back(std::string_view(typed).substr(cut + 1));
     interrupt(*at);
 }

@@ -39,7 +39,8 @@ public:
 // terminal) gets every key; after an interrupt key the rest waits a moment in the terminal, so
 // that keys typed once the command ends belong to Caretz's prompt, in order. A command nobody
 // types into (the model's) gets only Ctrl-C and Ctrl-\, pressed again each second until it ends,
-// and what is typed after them stays for the prompt.
+// and what is typed after them stays for the prompt; other keys wait for the prompt too
+// (Terminal::hold_for_prompt), unless an interrupt stops the turn they were typed during.
 class CommandPump {
 public:
     // How long keys typed after an interrupt wait for the command to end before they go to it

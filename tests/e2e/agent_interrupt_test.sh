@@ -21,7 +21,11 @@ start_model "$(
   {"status": 429, "retry_after": "30"},
   {"text": "LAST-ANSWER"},
   {"tool_calls": [{"name": "shell", "arguments": {"command": "echo early-\$((6*7)); sleep 32.$$"}}]},
-  {"text": "AFTER-EARLY"}
+  {"text": "AFTER-EARLY"},
+  {"tool_calls": [{"name": "shell", "arguments": {"command": "echo queued-\$((6*7)); sleep 2"}}]},
+  {"text": "AFTER-QUEUED"},
+  {"text": "ANSWER-TO-TYPED-DURING-COMMAND", "hang": 2},
+  {"text": "ANSWER-TO-TYPED-DURING-STREAM"}
 ]
 EOF
 )"
@@ -88,6 +92,21 @@ check "... and the command does not go on" eval '[[ -z $(pgrep -u "$E2E_USER" -f
 wait_for_prompt
 type_line "and after"
 check_screen "... and the session goes on" "AFTER-EARLY"
+
+# What is typed while the turn goes on (its command, its streaming answer) is the next prompt,
+# as typed: nothing is lost, and it waits until the turn is over.
+type_line "queue behind a command"
+check_screen "the model's command runs" "queued-42"
+type_line "typed during the command"
+check_screen "the turn ends as usual" "AFTER-QUEUED"
+check_screen "what was typed during the model's command is the next prompt" \
+    "ANSWER-TO-TYPED-DURING-COMMAND"
+check "... sent to the model as typed" test "$(last_user "$(request_count)")" == "typed during the command"
+type_line "typed during the stream"
+check_screen "what was typed while the answer streamed is the next prompt" \
+    "ANSWER-TO-TYPED-DURING-STREAM" 15
+check "... sent as typed" test "$(last_user "$(request_count)")" == "typed during the stream"
+check "... once each" test "$(count_lines '^caretz> typed during the')" -eq 2
 
 keys C-d
 check_screen "Ctrl-D leaves Caretz" "CARETZ-EXITED 0"

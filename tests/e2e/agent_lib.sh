@@ -47,10 +47,11 @@ model_env() {
 }
 
 # What the model was sent: the last tool result of request N, all of its tool results,
-# the first user text of request N, the system prompt of request N, all requests, how many came.
+# the first and the last user text of request N, the system prompt of request N, how many came.
 tool_result() { python3 "$MODEL_SERVER" tool-result "$REQUESTS" "$1"; }
 tool_results() { python3 "$MODEL_SERVER" tool-results "$REQUESTS" "$1"; }
 first_user() { python3 "$MODEL_SERVER" first-user "$REQUESTS" "$1"; }
+last_user() { python3 "$MODEL_SERVER" last-user "$REQUESTS" "$1"; }
 system_of() { python3 "$MODEL_SERVER" system "$REQUESTS" "$1"; }
 request_count() { python3 "$MODEL_SERVER" count "$REQUESTS"; }
 all_requests() { cat "$REQUESTS"; }

@@ -18,7 +18,7 @@ start_model "$(
 [
   {"text": "Trying it.", "tool_calls": [{"name": "shell", "arguments": {"command": "touch $out/denied"}}]},
   {"text": "ANSWER-ONE: no luck."},
-  {"tool_calls": [{"name": "shell", "arguments": {"command": "touch $out/allowed"}}]},
+  {"tool_calls": [{"name": "shell", "arguments": {"command": "echo started-\$((6*7)); sleep 1; touch $out/allowed"}}]},
   {"text": "ANSWER-TWO: created."},
   {"tool_calls": [{"name": "shell", "arguments": {"command": "env; touch $out/env"}}]},
   {"text": "ANSWER-THREE: listed."}
@@ -52,10 +52,19 @@ done
 check "-p on a terminal stays interactive: the prompt is back" wait_for_prompt
 
 type_line "make the allowed file"
+# An answer typed while the model's command runs, before the offer is up, must not answer it.
+wait_for_screen "started-42" 15
+keys o Enter
 check_screen "the second refusal opens the offer too" "write: $out/allowed"
+sleep 0.5
+check "... and keys typed during the turn did not answer it" \
+    eval '[[ ! -e $out/allowed && $(screen_text | grep -v "^$" | tail -1) == "choice>" ]]'
 keys o
 check_screen "o allows once and the turn goes on" "ANSWER-TWO"
 check "the command ran on the host: the file exists" test -e "$out/allowed"
+wait_for_prompt
+check "... and the keys typed before the offer did not become the next prompt either" \
+    test "$(count_lines '^caretz> o')" -eq 0
 result=$(tool_result 4)
 check "the next request's tool result starts with the outside-the-sandbox note" \
     contains "$(head -1 <<<"$result")" "ran OUTSIDE the sandbox"
@@ -82,7 +91,7 @@ lines=$(cat "$transcript" 2>/dev/null)
 check "the transcript records the sandboxed attempt after Deny" \
     contains "$lines" "\"command\":\"touch $out/denied\",\"decision\":\"deny\""
 check "... and the approved run on the host" \
-    contains "$lines" "\"command\":\"touch $out/allowed\",\"decision\":\"allow_once\""
+    contains "$lines" "\"command\":\"echo started-\$((6*7)); sleep 1; touch $out/allowed\",\"decision\":\"allow_once\""
 check "... with where each ran" contains "$(grep -F "touch $out/allowed" <<<"$lines" | grep -F tool_result)" '"ran":"host"'
 check "... and the user's prompts" contains "$lines" '"text":"make the allowed file"'
 check "the transcript is readable by its owner only" test "$(stat -c %a "$transcript")" == 600

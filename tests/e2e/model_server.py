@@ -14,6 +14,7 @@
     model_server.py tool-result REQUESTS_FILE N   the last tool result in request N (1-based)
     model_server.py tool-results REQUESTS_FILE N  all tool results in request N, apart
     model_server.py first-user REQUESTS_FILE N    the first user text in request N
+    model_server.py last-user REQUESTS_FILE N     the last user text in request N
     model_server.py system REQUESTS_FILE N        the system prompt of request N
     model_server.py count REQUESTS_FILE           how many requests came
 
@@ -266,6 +267,8 @@ def main(argv):
         sys.stdout.write("\n---\n".join(tool_results(request)))
     elif command == "first-user":
         sys.stdout.write(user_texts(request)[0])
+    elif command == "last-user":
+        sys.stdout.write(user_texts(request)[-1])
     elif command == "system":
         sys.stdout.write(system_of(request))
     return 0

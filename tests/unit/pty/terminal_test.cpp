@@ -42,6 +42,31 @@ TEST_CASE("Terminal drops typeahead, given back or still in the terminal", "[ter
     CHECK(terminal.take_keys().empty());
 }
 
+TEST_CASE("Terminal holds keys for the prompt apart, until released or dropped", "[terminal]") {
+    Pty pty = Pty::open({24, 80});
+    Terminal terminal(pty.slave(), pty.slave());
+    terminal.enter_raw();
+    terminal.hold_for_prompt("next question\r");
+    // Held keys are not waiting keys: whoever waits during a turn does not wake for them.
+    CHECK_FALSE(terminal.keys_waiting());
+    CHECK_FALSE(terminal.wait_for_keys(100));
+    CHECK(terminal.take_keys().empty());
+    caretz::write_all(pty.master(), "later");
+    REQUIRE(terminal.wait_for_keys(1000));
+    terminal.release_held();
+    CHECK(terminal.take_keys() == "next question\rlater");
+
+    // A question drops them with the rest; so does drop_held().
+    terminal.hold_for_prompt("o");
+    terminal.drop_typeahead();
+    terminal.release_held();
+    CHECK(terminal.take_keys().empty());
+    terminal.hold_for_prompt("s");
+    terminal.drop_held();
+    terminal.release_held();
+    CHECK(terminal.take_keys().empty());
+}
+
 TEST_CASE("Terminal reports a closed input once what was given back is taken", "[terminal]") {
     int fds[2];
     REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);

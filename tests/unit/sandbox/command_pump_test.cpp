@@ -118,6 +118,20 @@ TEST_CASE("CommandPump gives a model's command only the interrupt, repeated, and
         REQUIRE(t.pump.step());
     CHECK(t.command.interrupts == "\x03\x03");
     CHECK(t.terminal.take_keys() == "later");
+    // What was typed before the interrupt went with the turn it stopped.
+    t.terminal.release_held();
+    CHECK(t.terminal.take_keys().empty());
+}
+
+TEST_CASE("CommandPump keeps what is typed during a model's command for the prompt",
+          "[command_pump]") {
+    PumpOnKeys t(false);
+    t.type("and then df -h\r");
+    REQUIRE(t.pump.step());
+    CHECK(t.command.keys.empty());
+    CHECK_FALSE(t.terminal.keys_waiting());
+    t.terminal.release_held();
+    CHECK(t.terminal.take_keys() == "and then df -h\r");
 }
 
 TEST_CASE("CommandPump reads no key before the command has started", "[command_pump]") {
