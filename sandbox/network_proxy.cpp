@@ -20,6 +20,7 @@
 #include "sandbox/network_relay.h"
 #include "sandbox/network_request.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/spawn.h"
 
 namespace caretz {
 
@@ -83,9 +84,7 @@ bool someone_listens(const std::string& path) {
 }
 
 std::string private_folder() {
-    const char* runtime = std::getenv("XDG_RUNTIME_DIR");
-    std::string base =
-        runtime && runtime[0] == '/' && ::access(runtime, W_OK) == 0 ? runtime : "/tmp";
+    const std::string base = runtime_base();
     remove_stale_proxy_folders(base);
     std::string folder = base + "/caretz-net-XXXXXX";
     if (!::mkdtemp(folder.data()))

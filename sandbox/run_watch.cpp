@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "sandbox/spawn.h"
+
 namespace caretz {
 
 namespace {
@@ -46,13 +48,7 @@ WatchedPrograms watched_programs(const SandboxSpec& spec) {
 }
 
 std::unique_ptr<RunWatch> RunWatch::create(WatchedPrograms programs) {
-    const char* runtime = std::getenv("XDG_RUNTIME_DIR");
-    const std::string runtime_dir = runtime ? runtime : "";
-    struct stat st {};
-    const std::string base =
-        !runtime_dir.empty() && ::stat(runtime_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)
-            ? runtime_dir
-            : "/tmp";
+    const std::string base = runtime_base();
     remove_stale_folders(base);
     std::string dir =
         base + "/" + std::string(kFolderPrefix) + std::to_string(::getpid()) + "-XXXXXX";

@@ -286,7 +286,7 @@ std::string SandboxSession::pump_until(const CommandIo& io, Done done) {
     } running{running_io_ = &io};
     CommandPump pump(*this, io, &proxy_->gate(), /*output_from_pty=*/!exact_output_);
     while (!done()) {
-        if (!pump.step()) throw SandboxStartError("the sandbox session ended unexpectedly");
+        if (!pump.step()) throw SandboxStartError(unexpected_end());
     }
     return std::string(pump.keys_sent());
 }
@@ -299,7 +299,15 @@ void SandboxSession::watch(std::vector<pollfd>& fds) const {
 bool SandboxSession::on_ready(size_t index) {
     if (index == 1) {
         char drain[4096];
-        if (::read(errors_.get(), drain, sizeof drain) <= 0) errors_.reset();
+        ssize_t n = ::read(errors_.get(), drain, sizeof drain);
+        if (n <= 0) {
+            errors_.reset();
+        } else {
+            // The last of what bwrap and the supervisor said, for an end nobody expected.
+            bwrap_errors_.append(drain, static_cast<size_t>(n));
+            if (bwrap_errors_.size() > kErrorsKept)
+                bwrap_errors_.erase(0, bwrap_errors_.size() - kErrorsKept);
+        }
         return true;
     }
     if (!reader_.read_from(control_.get())) return false;
@@ -318,6 +326,16 @@ bool SandboxSession::on_ready(size_t index) {
     return true;
 }
 
+std::string SandboxSession::unexpected_end() {
+    // What is still in the error pipe (bwrap has ended, or is about to) comes first.
+    pollfd p{errors_.get(), POLLIN, 0};
+    while (errors_.valid() && ::poll(&p, 1, 100) > 0) on_ready(1);
+    std::string said = bwrap_errors_;
+    while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+    if (auto line = said.rfind('\n'); line != std::string::npos) said.erase(0, line + 1);
+    return "the sandbox session ended unexpectedly" + (said.empty() ? "" : ": " + said);
+}
+
 void SandboxSession::send_keys(std::string_view keys) {
     send_frame(control_.get(), Frame::input, keys);
 }
@@ -329,8 +347,7 @@ void SandboxSession::send_interrupt(char key) {
 
 std::string SandboxSession::ask_supervisor(Frame type, const std::string& payload) {
     job_reply_.reset();
-    if (!send_frame(control_.get(), type, payload))
-        throw SandboxStartError("the sandbox session ended unexpectedly");
+    if (!send_frame(control_.get(), type, payload)) throw SandboxStartError(unexpected_end());
     pump_until(CommandIo{}, [&] { return job_reply_.has_value(); });
     return *std::exchange(job_reply_, std::nullopt);
 }

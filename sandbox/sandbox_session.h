@@ -61,6 +61,9 @@ private:
     void send_interrupt(char key) override;
     // Sends a job request and waits for the supervisor's answer.
     std::string ask_supervisor(Frame type, const std::string& payload);
+    // The error for a session that ended under a command, with the last line bwrap (or the
+    // supervisor) wrote on the error pipe, if any.
+    std::string unexpected_end();
 
     // Destroyed last, when bwrap and everything inside are gone, so closing the proxy cuts
     // no command's connection short.
@@ -69,6 +72,8 @@ private:
     std::unique_ptr<RunWatch> run_watch_;  // nullptr when no program is watched
     UniqueFd control_;
     UniqueFd errors_;
+    std::string bwrap_errors_;  // the last kErrorsKept bytes read from errors_
+    static constexpr size_t kErrorsKept = 4096;
     // bwrap keeps writing its status here after the start; closing it early would kill bwrap
     // with SIGPIPE, so it stays open (unread) for the session's life.
     UniqueFd status_;

@@ -6,11 +6,14 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <system_error>
@@ -141,10 +144,67 @@ std::optional<std::string> output_of(const std::vector<std::string>& argv, Spawn
     return out;
 }
 
+namespace {
+
+// The copy of the running binary that stands in for it once the file was replaced.
+class ExecutableCopy {
+public:
+    ~ExecutableCopy() {
+        if (path_.empty()) return;
+        ::unlink(path_.c_str());
+        ::rmdir(folder_.c_str());
+    }
+    // The copy's path, made from `running` the first time.
+    const std::string& path(int running) {
+        if (!path_.empty()) return path_;
+        std::string folder = runtime_base() + "/caretz-exe-XXXXXX";
+        if (!::mkdtemp(folder.data()))
+            throw SandboxStartError("cannot make a folder for a copy of Caretz's executable: " +
+                                    std::string(std::strerror(errno)));
+        const std::string path = folder + "/caretz";
+        UniqueFd out(
+            ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0500));
+        struct stat st {};
+        bool copied = out.valid() && ::fstat(running, &st) == 0;
+        for (off_t at = 0; copied && at < st.st_size;) {
+            ssize_t n = ::sendfile(out.get(), running, &at, static_cast<size_t>(st.st_size - at));
+            copied = n > 0 || (n < 0 && errno == EINTR);
+        }
+        if (!copied) {
+            const std::string why = std::strerror(errno);
+            ::unlink(path.c_str());
+            ::rmdir(folder.c_str());
+            throw SandboxStartError("cannot copy Caretz's executable to " + folder + ": " + why);
+        }
+        folder_ = folder;
+        path_ = path;
+        return path_;
+    }
+
+private:
+    std::string folder_, path_;
+};
+
+}  // namespace
+
 UniqueFd open_own_executable() {
     UniqueFd fd(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
     if (!fd.valid()) throw SandboxStartError("cannot open Caretz's own executable");
-    return fd;
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || st.st_nlink > 0) return fd;
+    static ExecutableCopy copy;
+    UniqueFd copied(::open(copy.path(fd.get()).c_str(), O_RDONLY | O_CLOEXEC));
+    if (!copied.valid()) throw SandboxStartError("cannot open the copy of Caretz's executable");
+    return copied;
+}
+
+std::string runtime_base() {
+    const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+    struct stat st {};
+    if (runtime && runtime[0] == '/' && ::stat(runtime, &st) == 0 && S_ISDIR(st.st_mode) &&
+        ::access(runtime, W_OK) == 0)
+        return runtime;
+    return "/tmp";
 }
 
 UniqueFd sealed_memory_file(const char* name, std::string_view bytes) {

@@ -69,8 +69,16 @@ std::optional<std::string> output_of(const std::vector<std::string>& argv, Spawn
 // The running binary itself, by descriptor: bwrap binds it into a sandbox through
 // /proc/self/fd/N, so what runs inside (the session supervisor, the network forwarder) is
 // exactly this build even if the file on disk was replaced (an upgrade) after Caretz started.
-// Throws SandboxStartError when it cannot be opened.
+// bwrap finds a bind's source by its path, which a replaced file no longer has: then the
+// descriptor is of a copy of the running binary, made once in a private folder under
+// runtime_base() and removed when Caretz exits. Throws SandboxStartError when it cannot be
+// opened or copied.
 UniqueFd open_own_executable();
+
+// Where Caretz makes its private folders (the proxy's socket, the run records, the copy
+// above): $XDG_RUNTIME_DIR when it is an absolute path to a folder this user may write, else
+// /tmp.
+std::string runtime_base();
 
 // A sealed memory file holding `bytes`, read from its start: what bwrap copies into a sandbox
 // (--seccomp, --ro-bind-data) without a file on disk that anyone could swap. Throws

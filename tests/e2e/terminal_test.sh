@@ -149,4 +149,28 @@ check "... and the command" gone "$command"
 # shellcheck disable=SC2086  # one pid a word
 kill_left_in_panes $panes  # runuser, and what it would run after Caretz
 
+# Caretz's binary replaced while it runs, as an upgrade replaces it (a new file renamed over
+# the old one): the next sandbox still starts, with the build that runs.
+bin_copy="$TEST_HOME/caretz-copy-$$"
+install -o "$E2E_USER" -m 0755 "$E2E_BIN" "$bin_copy"
+fifo="$TEST_HOME/upgrade-in-$$"
+runuser -u "$E2E_USER" -- mkfifo "$fifo"
+as_user /bin/bash "$ws" bash -c "exec \"\$1\" $MODE <\"\$2\" >\"\$3\" 2>&1" _ \
+    "$bin_copy" "$fifo" "$TEST_HOME/upgrade-out" &
+repl=$!
+exec 8>"$fifo"
+for _ in $(seq 50); do
+    [[ $(readlink "/proc/$(pgrep -u "$E2E_USER" -f -x "$bin_copy.*" | head -1)/exe" 2>/dev/null) == "$bin_copy" ]] && break
+    sleep 0.1
+done
+install -o "$E2E_USER" -m 0755 "$E2E_BIN" "$bin_copy.new"
+mv -f "$bin_copy.new" "$bin_copy"
+echo '!echo after-the-upgrade-$((6*7))' >&8
+exec 8>&-
+wait "$repl"
+check "after its binary was replaced, Caretz still starts a sandbox" \
+    contains "$(cat "$TEST_HOME/upgrade-out")" "after-the-upgrade-42"
+check "... and removes the copy it made for it when it ends" \
+    test -z "$(find /tmp "/run/user/$(id -u "$E2E_USER")" -maxdepth 1 -name 'caretz-exe-*' -user "$E2E_USER" 2>/dev/null)"
+
 finish
