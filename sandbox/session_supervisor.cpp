@@ -35,6 +35,9 @@ namespace caretz {
 
 namespace {
 
+// Where a command's output goes when Caretz's own output is no terminal (open_output_pipe).
+const std::string kOutputPipe = std::string(kRuntimeDir) + "/output";
+
 bool write_file(const std::string& path, const std::string& content) {
     std::ofstream out(path, std::ios::trunc);
     out << content;
@@ -266,18 +269,20 @@ public:
 
     int loop() {
         while (true) {
-            pollfd fds[3] = {{control_, POLLIN, 0},
+            pollfd fds[4] = {{control_, POLLIN, 0},
                              {pty_ && !master_closed_ ? pty_->master() : -1, POLLIN, 0},
-                             {sigchld_fd_, POLLIN, 0}};
+                             {sigchld_fd_, POLLIN, 0},
+                             {output_read_.get(), POLLIN, 0}};
             int timeout = jobs_.next_deadline_ms();
             if (int offer = unattended_ ? unattended_->ms_until_offer() : -1; offer >= 0)
                 timeout = timeout < 0 ? offer : std::min(timeout, offer);
-            if (::poll(fds, 3, timeout) < 0) {
+            if (::poll(fds, 4, timeout) < 0) {
                 if (errno == EINTR) continue;
                 return 1;
             }
             jobs_.kill_lingering();
             if (unattended_ && pty_) unattended_->offer_if_due(*pty_, shell_pid_);
+            if (fds[3].revents & POLLIN) relay_command_output();
             if (fds[2].revents & POLLIN) reap();
             // Reaping may have reported the shell's end and dropped its PTY: the readiness
             // seen for the old master must not be applied to whatever comes next.
@@ -336,6 +341,7 @@ private:
             cwd = parts[3];
         }
         pty_.emplace(Pty::open(size_, setup_.exact_output));
+        if (setup_.exact_output && !output_read_.valid()) open_output_pipe();
         unattended_.reset();
         // Registered in utmp where the system lets libutempter's helper run; in a sandbox
         // without new privileges it cannot, and that fails silently.
@@ -362,6 +368,8 @@ private:
         if (!env.count("TERM")) env["TERM"] = "xterm-256color";
         // For the hooks: a shell that resets the terminal's output modes (fish) sets them again.
         if (setup_.exact_output) env["CARETZ_EXACT_OUTPUT"] = "1";
+        // For the hooks: where a command's output goes instead of the terminal.
+        if (output_read_.valid()) env["CARETZ_OUTPUT_PIPE"] = kOutputPipe;
         SpawnOptions options;
         options.controlling_terminal = pty_->slave();
         options.fds = {{nonce_read.get(), kNonceFd}};
@@ -388,7 +396,81 @@ private:
         // holds as the start of its next line (kill-line in readline, zsh and fish alike).
         std::string line =
             "\x15__caretz_run " + file + (terminal_stdin ? "" : " </dev/null") + "\r";
+        if (output_read_.valid()) awaiting_start_ = true;
         write_to_pty(pty_->master(), line);
+    }
+
+    // When Caretz's own output is no terminal (a pipe, a file), neither is a command's, as in
+    // a shell whose output is redirected: no pager starts and waits for keys, nothing colours
+    // its output for a screen. The hooks send the command's output (not their marks) to this
+    // named pipe (CARETZ_OUTPUT_PIPE). The supervisor holds a write end too, so that the read
+    // end reports no hang-up between commands.
+    void open_output_pipe() {
+        if (::mkfifo(kOutputPipe.c_str(), 0600) != 0 && errno != EEXIST) return;
+        output_read_.reset(::open(kOutputPipe.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+        output_hold_.reset(::open(kOutputPipe.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
+        if (!output_hold_.valid()) output_read_.reset();
+        start_mark_ = "\x1b]133;C;caretz=" + setup_.nonce + "\x07";
+    }
+
+    // What the command wrote to the output pipe so far. It goes on in the order the shell
+    // wrote: after the start mark, which the terminal may bring later than the pipe brings
+    // the output (it is held until then), and before whatever the terminal brings next (the
+    // end mark and the prompt, written once the command had written all of it).
+    void relay_command_output() {
+        if (!output_read_.valid()) return;
+        char buf[kBatch];
+        while (true) {
+            ssize_t n = ::read(output_read_.get(), buf, sizeof buf);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return;
+            if (awaiting_start_) {
+                early_output_.append(buf, static_cast<size_t>(n));
+            } else {
+                forward(std::string_view(buf, static_cast<size_t>(n)));
+            }
+        }
+    }
+
+    // Bytes from the shell's terminal, in exact-output mode: up to the command's start mark,
+    // then what the command wrote before it showed, then the rest. A tail that may be the
+    // start of the mark waits for the next read.
+    void relay_terminal_output(std::string_view bytes) {
+        if (!awaiting_start_) {
+            forward(bytes);
+            return;
+        }
+        carried_.append(bytes);
+        if (auto at = carried_.find(start_mark_); at != std::string::npos) {
+            const size_t end = at + start_mark_.size();
+            forward(std::string_view(carried_).substr(0, end));
+            awaiting_start_ = false;
+            std::string rest = carried_.substr(end);
+            carried_.clear();
+            if (!early_output_.empty()) forward(std::exchange(early_output_, {}));
+            relay_command_output();
+            if (!rest.empty()) forward(rest);
+            return;
+        }
+        size_t keep = std::min(carried_.size(), start_mark_.size() - 1);
+        while (keep > 0 &&
+               carried_.compare(carried_.size() - keep, keep, start_mark_, 0, keep) != 0)
+            --keep;
+        forward(std::string_view(carried_).substr(0, carried_.size() - keep));
+        carried_.erase(0, carried_.size() - keep);
+    }
+
+    // Everything held back, in order, once the shell is gone.
+    void release_held_output() {
+        awaiting_start_ = false;
+        if (!carried_.empty()) forward(std::exchange(carried_, {}));
+        if (!early_output_.empty()) forward(std::exchange(early_output_, {}));
+        relay_command_output();
+    }
+
+    void forward(std::string_view bytes) {
+        follow_command(bytes);
+        send_frame(control_, Frame::output, bytes);
     }
 
     void resize(const std::string& payload) {
@@ -420,12 +502,11 @@ private:
     }
 
     void relay_output() {
+        relay_command_output();
         char buf[kBatch];
         bool closed = false;
-        if (std::string_view bytes = read_batch(buf, closed); !bytes.empty()) {
-            follow_command(bytes);
-            send_frame(control_, Frame::output, bytes);
-        }
+        if (std::string_view bytes = read_batch(buf, closed); !bytes.empty())
+            relay_terminal_output(bytes);
         if (closed) {
             // The shell and everything holding its terminal are gone: report once reaped.
             master_closed_ = true;
@@ -460,10 +541,12 @@ private:
     // The shell's last output must reach Caretz before the news that it ended.
     void report_exit_if_done() {
         if (shell_pid_ != -1 || !pty_) return;
+        relay_command_output();
         char buf[kBatch];
         bool closed = false;
         for (std::string_view bytes; !(bytes = read_batch(buf, closed)).empty();)
-            send_frame(control_, Frame::output, bytes);
+            relay_terminal_output(bytes);
+        release_held_output();
         utmp_.reset();
         unattended_.reset();
         pty_.reset();
@@ -479,6 +562,12 @@ private:
     std::optional<Pty> pty_;
     std::optional<UtmpRecord> utmp_;
     std::optional<UnattendedCommand> unattended_;  // the command sent last, if nobody types into it
+    // Exact-output mode (open_output_pipe): the pipe, the command's start mark, whether the
+    // command sent last has yet to show it, and what waits for it.
+    UniqueFd output_read_, output_hold_;
+    std::string start_mark_;
+    bool awaiting_start_ = false;
+    std::string carried_, early_output_;
     WindowSize size_;
     pid_t shell_pid_ = -1;
     int shell_status_ = 0;

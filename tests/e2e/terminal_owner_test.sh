@@ -156,6 +156,17 @@ for mode in session fresh; do
     fi
     n=$(caretz_exec "${flag[@]}" 'ls | wc -l')
     check "$mode: \$(caretz exec ...) has no carriage return" test "$n" == "$(ls "$ws" | wc -l)"
+    # Into a file the command's output is no terminal either, as in a shell: no pager starts
+    # (git -p pages when it is one, and would wait for keys nobody can press), and nothing
+    # is coloured or positioned for a screen.
+    status=0
+    as_user "$USER_SHELL" "$ws" timeout 30 "$E2E_BIN" exec "${flag[@]}" \
+        'git -p help -a; test -t 1 && echo on-a-terminal || echo not-a-terminal' \
+        </dev/null >"$ws/paged" 2>&1 || status=$?
+    check "$mode: a pager into a file does not hang caretz exec" test "$status" -eq 0
+    check "... the command's output is no terminal" \
+        test "$(tail -1 "$ws/paged")" == "not-a-terminal"
+    check "... and no escape sequence reached the file" not grep -q $'\e' "$ws/paged"
 done
 printf '!printf "x\\ny\\n"\n' | as_user "$USER_SHELL" "$ws" "$E2E_BIN" >"$ws/repl-out" 2>/dev/null
 printf 'x\ny\n' >"$ws/want"
