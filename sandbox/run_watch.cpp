@@ -1,14 +1,10 @@
 #include "sandbox/run_watch.h"
 
-#include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 #include <string_view>
 
 #include "sandbox/spawn.h"
@@ -17,27 +13,9 @@ namespace caretz {
 
 namespace {
 
+// A folder of new_process_folder()'s for the records file.
 constexpr std::string_view kFolderPrefix = "caretz-runs-";
-
-// Removes the records folders of this user's Caretz processes that are gone (killed before
-// they could clean up). A folder's name carries its owner's pid.
-void remove_stale_folders(const std::string& base) {
-    DIR* dir = ::opendir(base.c_str());
-    if (!dir) return;
-    while (const dirent* entry = ::readdir(dir)) {
-        std::string_view name(entry->d_name);
-        if (!name.starts_with(kFolderPrefix)) continue;
-        const pid_t owner = static_cast<pid_t>(std::atol(entry->d_name + kFolderPrefix.size()));
-        const std::string folder = base + "/" + entry->d_name;
-        struct stat st {};
-        if (owner <= 0 || ::lstat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
-            st.st_uid != ::geteuid() || ::kill(owner, 0) == 0 || errno != ESRCH)
-            continue;
-        ::unlink((folder + "/records").c_str());
-        ::rmdir(folder.c_str());
-    }
-    ::closedir(dir);
-}
+constexpr std::string_view kRecordsFile = "records";
 
 }  // namespace
 
@@ -48,12 +26,10 @@ WatchedPrograms watched_programs(const SandboxSpec& spec) {
 }
 
 std::unique_ptr<RunWatch> RunWatch::create(WatchedPrograms programs) {
-    const std::string base = runtime_base();
-    remove_stale_folders(base);
-    std::string dir =
-        base + "/" + std::string(kFolderPrefix) + std::to_string(::getpid()) + "-XXXXXX";
-    if (!::mkdtemp(dir.data())) return nullptr;
-    UniqueFd file(::open((dir + "/records").c_str(),
+    auto made = new_process_folder(kFolderPrefix, kRecordsFile);
+    if (!made) return nullptr;
+    const std::string dir = *made;
+    UniqueFd file(::open((dir + "/" + std::string(kRecordsFile)).c_str(),
                          O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!file.valid()) {
         ::rmdir(dir.c_str());

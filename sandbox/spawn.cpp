@@ -1,5 +1,6 @@
 #include "sandbox/spawn.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -157,10 +158,11 @@ public:
     // The copy's path, made from `running` the first time.
     const std::string& path(int running) {
         if (!path_.empty()) return path_;
-        std::string folder = runtime_base() + "/caretz-exe-XXXXXX";
-        if (!::mkdtemp(folder.data()))
+        auto made = new_process_folder("caretz-exe-", "caretz");
+        if (!made)
             throw SandboxStartError("cannot make a folder for a copy of Caretz's executable: " +
                                     std::string(std::strerror(errno)));
+        const std::string folder = *made;
         const std::string path = folder + "/caretz";
         UniqueFd out(
             ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0500));
@@ -196,6 +198,27 @@ UniqueFd open_own_executable() {
     UniqueFd copied(::open(copy.path(fd.get()).c_str(), O_RDONLY | O_CLOEXEC));
     if (!copied.valid()) throw SandboxStartError("cannot open the copy of Caretz's executable");
     return copied;
+}
+
+std::optional<std::string> new_process_folder(std::string_view prefix, std::string_view file) {
+    const std::string base = runtime_base();
+    if (DIR* dir = ::opendir(base.c_str())) {
+        while (const dirent* entry = ::readdir(dir)) {
+            if (!std::string_view(entry->d_name).starts_with(prefix)) continue;
+            const auto owner = static_cast<pid_t>(std::atol(entry->d_name + prefix.size()));
+            const std::string folder = base + "/" + entry->d_name;
+            struct stat st {};
+            if (owner <= 0 || ::lstat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+                st.st_uid != ::geteuid() || ::kill(owner, 0) == 0 || errno != ESRCH)
+                continue;
+            ::unlink((folder + "/" + std::string(file)).c_str());
+            ::rmdir(folder.c_str());
+        }
+        ::closedir(dir);
+    }
+    std::string folder = base + "/" + std::string(prefix) + std::to_string(::getpid()) + "-XXXXXX";
+    if (!::mkdtemp(folder.data())) return std::nullopt;
+    return folder;
 }
 
 std::string runtime_base() {

@@ -80,6 +80,11 @@ UniqueFd open_own_executable();
 // /tmp.
 std::string runtime_base();
 
+// A new private folder "PREFIXPID-XXXXXX" under runtime_base() for one file named `file`;
+// nullopt when it cannot be made. First the folders of that kind that a process of this
+// user left behind when it ended without removing them (a crash, SIGKILL) go, with their file.
+std::optional<std::string> new_process_folder(std::string_view prefix, std::string_view file);
+
 // A sealed memory file holding `bytes`, read from its start: what bwrap copies into a sandbox
 // (--seccomp, --ro-bind-data) without a file on disk that anyone could swap. Throws
 // std::system_error when it cannot be made.

@@ -1,12 +1,15 @@
 #include "sandbox/run_watch.h"
 
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 
 #include "fake_host_fs.h"
+#include "sandbox/spawn.h"
 #include "tests/unit/temp_dir.h"
 
 using namespace caretz;
@@ -88,4 +91,30 @@ TEST_CASE("the records file's name leaves the host once bwrap has it", "[run_wat
     path = records_path(*dropped);
     dropped.reset();  // never started: the destructor tidies up as well
     CHECK_FALSE(fs::exists(fs::path(path).parent_path()));
+}
+
+TEST_CASE("a new process folder clears the ones that ended processes left behind", "[run_watch]") {
+    RuntimeDir runtime;
+    const pid_t gone = ::fork();
+    if (gone == 0) ::_exit(0);
+    REQUIRE(gone > 0);
+    REQUIRE(::waitpid(gone, nullptr, 0) == gone);
+    const fs::path base = runtime.dir.path();
+    const fs::path left = base / ("caretz-test-" + std::to_string(gone) + "-abcdef");
+    const fs::path live = base / ("caretz-test-" + std::to_string(::getpid()) + "-ghijkl");
+    const fs::path other = base / ("caretz-other-" + std::to_string(gone) + "-mnopqr");
+    for (const auto& folder : {left, live, other}) {
+        fs::create_directory(folder);
+        std::ofstream(folder / "file") << "x";
+    }
+
+    auto made = new_process_folder("caretz-test-", "file");
+    REQUIRE(made);
+    CHECK(fs::path(*made).parent_path() == base);
+    CHECK(fs::path(*made).filename().string().starts_with("caretz-test-" +
+                                                          std::to_string(::getpid()) + "-"));
+    CHECK(fs::is_directory(*made));
+    CHECK_FALSE(fs::exists(left));      // its process has ended
+    CHECK(fs::exists(live / "file"));   // this process is alive
+    CHECK(fs::exists(other / "file"));  // another kind of folder
 }
