@@ -19,6 +19,7 @@ constexpr std::string_view kCommandStart = "133;C";
 constexpr std::string_view kUnreadLines = "133;U;";
 constexpr std::string_view kCommandDone = "133;D;";
 constexpr std::string_view kCwd = "7;file://";
+constexpr std::string_view kNonceTag = ";caretz=";
 constexpr size_t kMaxNumberDigits = 9;
 
 int hex_value(char c) {
@@ -107,7 +108,7 @@ std::optional<Mark> parse_mark(std::string_view content, std::string_view nonce_
 
 MarkParser::MarkParser(std::string nonce) {
     if (nonce.empty()) throw std::invalid_argument("MarkParser needs a non-empty nonce");
-    nonce_tag_ = ";caretz=" + nonce;
+    nonce_tag_ = std::string(kNonceTag) + nonce;
 }
 
 void MarkParser::feed(std::string_view bytes, Handler& handler) {
@@ -207,6 +208,11 @@ void MarkParser::finish(char terminator, Handler& handler) {
             handler.on_cwd(std::move(mark->path));
             break;
     }
+}
+
+std::string command_start_mark(std::string_view nonce) {
+    return std::string(kOscStart) + std::string(kCommandStart) + std::string(kNonceTag) +
+           std::string(nonce) + kBel;
 }
 
 }  // namespace caretz

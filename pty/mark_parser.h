@@ -59,4 +59,7 @@ private:
     std::string pending_;
 };
 
+// The command-start mark exactly as the hooks write it for `nonce` (with BEL).
+std::string command_start_mark(std::string_view nonce);
+
 }  // namespace caretz

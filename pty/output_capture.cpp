@@ -66,7 +66,7 @@ std::string with_final_newline(std::string text) {
 }  // namespace
 
 OutputCapture::OutputCapture(int columns, size_t head_bytes, size_t tail_bytes)
-    : columns_(columns > 0 ? columns : 80), head_limit_(head_bytes), tail_limit_(tail_bytes) {}
+    : columns_(columns > 0 ? columns : 80), head_limit_(head_bytes), tail_(tail_bytes) {}
 
 void OutputCapture::append(std::string_view bytes) {
     total_ += bytes.size();
@@ -75,14 +75,11 @@ void OutputCapture::append(std::string_view bytes) {
         head_.append(bytes.substr(0, take));
         bytes.remove_prefix(take);
     }
-    // Amortised: the tail grows to twice its limit before the oldest half is dropped.
     tail_.append(bytes);
-    if (tail_.size() > 2 * tail_limit_) tail_.erase(0, tail_.size() - tail_limit_);
 }
 
 std::string OutputCapture::text() const {
-    std::string tail =
-        tail_.size() > tail_limit_ ? tail_.substr(tail_.size() - tail_limit_) : tail_;
+    std::string tail(tail_.view());
     size_t omitted = total_ - head_.size() - tail.size();
     if (omitted == 0) return with_final_newline(render(head_ + tail, columns_));
     // Start the tail at a line boundary so a cut escape sequence or character is not shown.

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "pty/tail_buffer.h"
+
 namespace caretz {
 
 // Keeps what a command printed for its result: the first and the last bytes of the output,
@@ -24,10 +26,9 @@ public:
 private:
     int columns_;
     size_t head_limit_;
-    size_t tail_limit_;
     size_t total_ = 0;
     std::string head_;
-    std::string tail_;  // the last bytes: at least tail_limit_ of them once that many came
+    TailBuffer tail_;
 };
 
 }  // namespace caretz

@@ -112,8 +112,7 @@ std::optional<int> drop_pending_lines(int fd) noexcept {
     while (::ioctl(fd, TIOCINQ, &waiting) == 0 && waiting > 0) {
         ssize_t n = ::read(fd, buf, std::min(sizeof buf, static_cast<size_t>(waiting)));
         if (n <= 0) break;
-        lines += static_cast<int>(
-            std::count_if(buf, buf + n, [](char c) { return c == '\n' || c == '\r'; }));
+        lines += static_cast<int>(std::count_if(buf, buf + n, ends_line));
     }
     if (!drop_pending_input(fd)) return std::nullopt;
     return lines;

@@ -73,6 +73,12 @@ void hang_up_on_lost_terminal(int fd) noexcept;
 // command. Async-signal-safe.
 void reset_signals_for_exec() noexcept;
 
+// Whether `c` ends a line of typed input as the terminal's line discipline sees it: '\n', or
+// '\r', which it turns into one.
+inline bool ends_line(char c) {
+    return c == '\n' || c == '\r';
+}
+
 // Drops input that waits unread on the terminal behind `fd`; false when it is no terminal.
 bool drop_pending_input(int fd) noexcept;
 // The same, saying how many whole lines it dropped (each '\n' or '\r' ends one, as for the

@@ -89,7 +89,6 @@ void CommandPump::take_keys() {
     } else if (!keys.empty()) {
         target_.send_keys(keys);
         keys_sent_.append(keys);
-        if (keys_sent_.size() > kKeysKept) keys_sent_.erase(0, keys_sent_.size() - kKeysKept);
     }
     if (at == typed.end()) return;
     // What follows the interrupt was typed while the command was being stopped: it waits in
@@ -115,15 +114,17 @@ void CommandPump::interrupt(char key) {
 }
 
 std::string_view last_lines(std::string_view keys, int count) {
-    const size_t end = keys.find_last_of("\r\n");
-    if (end == std::string_view::npos || count <= 0) return {};
-    // Back from the last line end: the lines start after the line end before the count-th.
+    if (count <= 0) return {};
+    // Back from the end: the lines end at the last line end and start after the line end
+    // before the count-th.
+    size_t end = std::string_view::npos;
     int ends = 0;
-    for (size_t i = end + 1; i-- > 0;) {
-        if (keys[i] != '\r' && keys[i] != '\n') continue;
+    for (size_t i = keys.size(); i-- > 0;) {
+        if (!ends_line(keys[i])) continue;
+        if (end == std::string_view::npos) end = i;
         if (++ends > count) return keys.substr(i + 1, end - i);
     }
-    return keys.substr(0, end + 1);
+    return end == std::string_view::npos ? std::string_view() : keys.substr(0, end + 1);
 }
 
 void give_back_unread_lines(const CommandIo& io, std::string_view keys_sent, int unread) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pty/pty.h"
+#include "pty/tail_buffer.h"
 #include "sandbox/sandbox.h"
 
 namespace caretz {
@@ -59,7 +60,7 @@ public:
     bool step();
 
     // The keys this pump sent to the command, as typed (the last kKeysKept bytes of them).
-    std::string_view keys_sent() const { return keys_sent_; }
+    std::string_view keys_sent() const { return keys_sent_.view(); }
     static constexpr size_t kKeysKept = 65536;
 
 private:
@@ -75,11 +76,11 @@ private:
     char repeat_key_ = 0;
     // Keys stay in the terminal until then (time_point::max(): for the rest of this pump).
     std::chrono::steady_clock::time_point keys_held_until_{};
-    std::string keys_sent_;
+    TailBuffer keys_sent_{kKeysKept};
 };
 
-// The last `count` whole lines of `keys` (typed keys, each '\r' or '\n' ending a line as for
-// the terminal's line discipline), their line ends included; what follows the last line end
+// The last `count` whole lines of `keys` (typed keys, each ending where ends_line() says),
+// their line ends included; what follows the last line end
 // is no whole line and is left out. All of the whole lines when there are fewer.
 std::string_view last_lines(std::string_view keys, int count);
 

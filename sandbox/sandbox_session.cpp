@@ -304,9 +304,7 @@ bool SandboxSession::on_ready(size_t index) {
             errors_.reset();
         } else {
             // The last of what bwrap and the supervisor said, for an end nobody expected.
-            bwrap_errors_.append(drain, static_cast<size_t>(n));
-            if (bwrap_errors_.size() > kErrorsKept)
-                bwrap_errors_.erase(0, bwrap_errors_.size() - kErrorsKept);
+            bwrap_errors_.append(std::string_view(drain, static_cast<size_t>(n)));
         }
         return true;
     }
@@ -330,7 +328,7 @@ std::string SandboxSession::unexpected_end() {
     // What is still in the error pipe (bwrap has ended, or is about to) comes first.
     pollfd p{errors_.get(), POLLIN, 0};
     while (errors_.valid() && ::poll(&p, 1, 100) > 0) on_ready(1);
-    std::string said = bwrap_errors_;
+    std::string said(bwrap_errors_.view());
     while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
     if (auto line = said.rfind('\n'); line != std::string::npos) said.erase(0, line + 1);
     return "the sandbox session ended unexpectedly" + (said.empty() ? "" : ": " + said);

@@ -8,6 +8,7 @@
 
 #include "pty/mark_parser.h"
 #include "pty/pty.h"
+#include "pty/tail_buffer.h"
 #include "pty/unique_fd.h"
 #include "sandbox/command_pump.h"
 #include "sandbox/network_proxy.h"
@@ -72,8 +73,7 @@ private:
     std::unique_ptr<RunWatch> run_watch_;  // nullptr when no program is watched
     UniqueFd control_;
     UniqueFd errors_;
-    std::string bwrap_errors_;  // the last kErrorsKept bytes read from errors_
-    static constexpr size_t kErrorsKept = 4096;
+    TailBuffer bwrap_errors_{4096};  // the last of what was read from errors_
     // bwrap keeps writing its status here after the start; closing it early would kill bwrap
     // with SIGPIPE, so it stays open (unread) for the session's life.
     UniqueFd status_;

@@ -410,7 +410,7 @@ private:
         output_read_.reset(::open(kOutputPipe.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
         output_hold_.reset(::open(kOutputPipe.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
         if (!output_hold_.valid()) output_read_.reset();
-        start_mark_ = "\x1b]133;C;caretz=" + setup_.nonce + "\x07";
+        start_mark_ = command_start_mark(setup_.nonce);
     }
 
     // What the command wrote to the output pipe so far. It goes on in the order the shell

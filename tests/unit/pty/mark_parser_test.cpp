@@ -63,6 +63,11 @@ TEST_CASE("exit statuses are parsed", "[mark_parser]") {
     CHECK(parse_whole(mark("133;D;255")) == "<D:255>");
 }
 
+TEST_CASE("the command-start mark is written as the hooks write it", "[mark_parser]") {
+    CHECK(caretz::command_start_mark(kNonce) == mark("133;C"));
+    CHECK(parse_whole(caretz::command_start_mark(kNonce)) == "<C>");
+}
+
 TEST_CASE("the count of lines typed ahead and left unread comes before the end", "[mark_parser]") {
     CHECK(parse_whole(mark("133;U;2") + mark("133;D;0")) == "<U:2><D:0>");
     CHECK(parse_whole(mark("133;U;") + "x") == mark("133;U;") + "x");
