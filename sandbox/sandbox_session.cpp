@@ -255,7 +255,9 @@ SandboxResult SandboxSession::run(const std::string& command, const CommandIo& i
     send_frame(control_.get(), Frame::run, (io.stdin_from_terminal ? "T" : "N") + command);
     phases_.command_sent();
     unread_lines_ = 0;
-    const std::string keys = pump_until(io, [&] { return phases_.idle(); });
+    // Done at the end mark: the prompt the shell draws next (the user's prompt code, a git
+    // status in it) is no part of the command, and the next command waits for it.
+    const std::string keys = pump_until(io, [&] { return phases_.command_over(); });
     give_back_unread_lines(io, keys, unread_lines_);  // counted by the shell's hook
     result.exit_code = phases_.exit_code().value_or(0);
     result.shell_exited = phases_.shell_exited();

@@ -22,6 +22,9 @@ public:
     bool command_running() const { return phase_ == Phase::running; }
     // The shell waits for a command (or is gone): the command sent last is over.
     bool idle() const { return phase_ == Phase::idle; }
+    // The command sent last is over and its status known, though the shell may still be
+    // drawing its prompt (the user's prompt code runs after the end mark).
+    bool command_over() const { return phase_ == Phase::idle || phase_ == Phase::finishing; }
     // The command's exit status, once known.
     std::optional<int> exit_code() const { return exit_code_; }
     bool shell_exited() const { return shell_exited_; }

@@ -13,15 +13,21 @@ trap 'rm -rf "$TEST_HOME"' EXIT
 runuser -u "$E2E_USER" -- mkdir -p "$ws/sub"
 case $SHELL_NAME in
     bash) rc="$TEST_HOME/.bashrc" body='set -u
-PROMPT_COMMAND="echo user-hook >> /tmp/user-hook.log"
+PROMPT_COMMAND="echo user-hook >> /tmp/user-hook.log; slow_prompt"
+# After the first prompt, a prompt that takes 3 s while ~/.slow-prompt exists (a slow git
+# status in it, say).
+slow_prompt() { if [ -n "${drawn-}" ] && [ -e ~/.slow-prompt ]; then sleep 3; fi; drawn=1; }
 alias ll="echo alias-from-rc"
 greet() { echo "hello from rc"; }' ;;
     zsh) rc="$TEST_HOME/.zshrc" body='setopt nounset
-precmd() { echo user-hook >> /tmp/user-hook.log }
+precmd() { echo user-hook >> /tmp/user-hook.log; slow_prompt }
+slow_prompt() { if [[ -n ${drawn-} && -e ~/.slow-prompt ]]; then sleep 3; fi; drawn=1 }
 alias ll="echo alias-from-rc"
 greet() { echo "hello from rc" }' ;;
     fish) rc="$TEST_HOME/.config/fish/config.fish" body='function __user_hook --on-event fish_prompt
     echo user-hook >> /tmp/user-hook.log
+    if set -q drawn; and test -e ~/.slow-prompt; sleep 3; end
+    set -g drawn 1
 end
 alias ll="echo alias-from-rc"
 function greet; echo "hello from rc"; end' ;;
@@ -45,6 +51,20 @@ caretz_as_user "$SH" "$ws" exec 'false'
 check "exit status 1" test "$RC" -eq 1
 caretz_as_user "$SH" "$ws" exec 'no-such-command-here'
 check "exit status 127 for a missing command" test "$RC" -eq 127
+
+# A command is over at its end mark: the prompt the shell draws after it (the user's prompt
+# code) is no part of it, and a slow one delays the next command, not this one.
+runuser -u "$E2E_USER" -- touch "$TEST_HOME/.slow-prompt"
+started=$(date +%s%N)
+caretz_as_user "$SH" "$ws" exec --json 'cd sub; echo fast'
+check "a slow prompt after the command does not delay its result" \
+    test $(($(date +%s%N) - started)) -lt 2500000000
+check "... which has its output, status and the directory it left" \
+    contains "$OUT" '"cwd":"'"$ws"'/sub","decision":null,"exit_code":0,"output":"fast\n"'
+repl '!cd sub' '!pwd'
+check "the next command waits for that prompt and runs where the last one left" \
+    contains "$OUT" "$ws/sub"
+rm -f "$TEST_HOME/.slow-prompt"
 
 caretz_as_user "$SH" "$ws" exec 'printf "\033]133;D;0\007"; echo after-forged-mark; false'
 check "a forged end mark without the nonce does not end the command early" \

@@ -121,5 +121,7 @@ TEST_CASE("SessionPhases follows the shell's marks", "[session_phases]") {
         CHECK(phases.shell_exited() == row.shell_exited);
         CHECK(phases.command_running() == (row.phase == Phase::running));
         CHECK(phases.idle() == (row.phase == Phase::idle));
+        // A command is over at its end mark, before the prompt that follows it.
+        CHECK(phases.command_over() == (row.phase == Phase::idle || row.phase == Phase::finishing));
     }
 }
