@@ -84,9 +84,11 @@ Environment with_proxy_environment(Environment env) {
     return env;
 }
 
-pid_t start_network_forwarder() {
-    if (!proxy_bound_in()) return -1;
-    UniqueFd listener = listen_on_loopback();
+UniqueFd listen_for_forwarder() {
+    return proxy_bound_in() ? listen_on_loopback() : UniqueFd();
+}
+
+pid_t start_network_forwarder(UniqueFd listener) {
     if (!listener.valid()) return -1;
     pid_t pid = ::fork();
     if (pid != 0) return pid;

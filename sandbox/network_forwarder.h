@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "pty/unique_fd.h"
 #include "sandbox/environment.h"
 
 namespace caretz {
@@ -23,9 +24,11 @@ std::vector<std::string> proxy_bind_arguments(const std::string& host_socket);
 // loopback stays direct.
 Environment with_proxy_environment(Environment env);
 
-// Session mode, in the supervisor: starts the forwarder as a child process when the proxy
-// socket is bound in, listening before the shell starts. Returns its pid, or -1.
-pid_t start_network_forwarder();
+// Session mode, in the supervisor: listens on the sandbox's loopback when the proxy socket is
+// bound in (else returns no descriptor), before the shell starts; connections wait there until
+// start_network_forwarder() has a child process relay them. Returns its pid, or -1.
+UniqueFd listen_for_forwarder();
+pid_t start_network_forwarder(UniqueFd listener);
 
 // Per-command mode: `caretz __netforward PROGRAM ARGS...` listens, runs PROGRAM as its child
 // and forwards connections until PROGRAM ends; returns PROGRAM's exit status. When its stdin

@@ -269,7 +269,10 @@ private:
 
 class Supervisor {
 public:
-    Supervisor(int control, int sigchld_fd) : control_(control), sigchld_fd_(sigchld_fd) {}
+    Supervisor(int control, int sigchld_fd, UniqueFd forwarder_listener)
+        : control_(control),
+          sigchld_fd_(sigchld_fd),
+          forwarder_listener_(std::move(forwarder_listener)) {}
 
     int loop() {
         while (true) {
@@ -382,6 +385,8 @@ private:
         options.die_with_parent = false;  // the sandbox ends with its first process anyway
         shell_pid_ = spawn_process(launch.argv, options);
         pty_->close_slave();
+        // The forwarder's fork is off the first shell's path to its prompt.
+        if (forwarder_listener_.valid()) start_network_forwarder(std::move(forwarder_listener_));
     }
 
     void run(const std::string& payload) {
@@ -560,6 +565,7 @@ private:
 
     int control_;
     int sigchld_fd_;
+    UniqueFd forwarder_listener_;  // until the forwarder starts with it
     FrameReader reader_;
     SessionSetup setup_;
     JobRunner jobs_;
@@ -587,9 +593,10 @@ int run_session_supervisor() {
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     // Whatever else bwrap handed down (its status pipe, the binary) is not the shell's.
     ::close_range(kSupervisorControlFd + 1, ~0U, 0);
-    // Listening before the first shell starts, so its first command finds the proxy. Its end
-    // is reaped like any unknown child.
-    start_network_forwarder();
+    // Listening before the first shell starts, so its first command finds the proxy; the
+    // forwarder that relays those connections starts once the shell has (its end is reaped
+    // like any unknown child's).
+    UniqueFd forwarder_listener = listen_for_forwarder();
     int sigchld_fd = signal_pipe(SIGCHLD, SA_NOCLDSTOP | SA_RESTART);
     if (sigchld_fd < 0) return 1;
     ::signal(SIGPIPE, SIG_IGN);
@@ -597,7 +604,7 @@ int run_session_supervisor() {
     // The control socket must not leak into the shell: a command could forge frames.
     ::fcntl(kSupervisorControlFd, F_SETFD, FD_CLOEXEC);
 
-    Supervisor supervisor(kSupervisorControlFd, sigchld_fd);
+    Supervisor supervisor(kSupervisorControlFd, sigchld_fd, std::move(forwarder_listener));
     return supervisor.loop();
 }
 
