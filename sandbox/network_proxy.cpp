@@ -170,10 +170,14 @@ NetworkProxy::NetworkProxy(DomainPolicy policy)
 }
 
 NetworkProxy::~NetworkProxy() {
-    stopping_ = true;
-    wake(wake_.get());
+    begin_stop();
     thread_.join();
     remove_socket_path();
+}
+
+void NetworkProxy::begin_stop() {
+    stopping_ = true;
+    wake(wake_.get());
 }
 
 void NetworkProxy::remove_socket_path() {

@@ -56,6 +56,9 @@ public:
     explicit NetworkProxy(DomainPolicy policy);
     // Stops accepting, ends every connection and joins all threads; removes the socket.
     ~NetworkProxy();
+    // Tells the proxy's thread to stop (as the destructor does first) without waiting for it,
+    // so that it winds down while its owner waits for something else.
+    void begin_stop();
     NetworkProxy(const NetworkProxy&) = delete;
     NetworkProxy& operator=(const NetworkProxy&) = delete;
 

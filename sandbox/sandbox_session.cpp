@@ -211,6 +211,9 @@ std::vector<RepositoryFinding> SandboxSession::secure_repositories() {
 SandboxSession::~SandboxSession() {
     if (repositories_) repositories_->detach(this);
     control_.reset();  // the supervisor sees EOF and ends, and with it the sandbox
+    // Everything in the sandbox is about to go: the proxy's connections with it. Its thread
+    // winds down while bwrap does; the proxy is joined once bwrap is gone.
+    proxy_->begin_stop();
     if (bwrap_pid_ <= 0) return;
     // Wait for bwrap on a pidfd, so the usual quick exit costs no polling sleep; a sandbox
     // that is still there after a second is killed.

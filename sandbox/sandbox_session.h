@@ -66,8 +66,8 @@ private:
     // supervisor) wrote on the error pipe, if any.
     std::string unexpected_end();
 
-    // Destroyed last, when bwrap and everything inside are gone, so closing the proxy cuts
-    // no command's connection short.
+    // Destroyed last, when bwrap and everything inside are gone (it stops taking connections
+    // as soon as the session ends).
     std::unique_ptr<NetworkProxy> proxy_;
     pid_t bwrap_pid_ = -1;
     std::unique_ptr<RunWatch> run_watch_;  // nullptr when no program is watched
