@@ -55,7 +55,9 @@ std::string shell_path(const std::string& name) {
 struct CommandResult {
     std::string output;  // everything between the C and D marks
     int status = -1;
-    std::string cwd;  // from the OSC 7 before the next prompt
+    // The directory at the end mark: the last OSC 7 so far, as Caretz keeps it (the hooks
+    // report it when it changed, before the end mark).
+    std::string cwd;
     int starts = 0;   // C marks seen
 };
 
@@ -136,8 +138,9 @@ public:
         in_command_ = false;
         done_ = true;
         result_.status = status;
+        result_.cwd = cwd_;
     }
-    void on_cwd(std::string path) override { result_.cwd = std::move(path); }
+    void on_cwd(std::string path) override { cwd_ = std::move(path); }
 
 private:
     void start_command(const std::string& command_text) {
@@ -208,6 +211,7 @@ private:
     caretz::Pty pty_;
     pid_t child_ = -1;
     std::string seen_;
+    std::string cwd_;  // the last OSC 7
     int commands_ = 0;
     int prompt_ends_ = 0;
     int prompt_ends_after_done_ = 0;
