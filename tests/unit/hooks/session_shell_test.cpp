@@ -58,7 +58,7 @@ struct CommandResult {
     // The directory at the end mark: the last OSC 7 so far, as Caretz keeps it (the hooks
     // report it when it changed, before the end mark).
     std::string cwd;
-    int starts = 0;   // C marks seen
+    int starts = 0;  // C marks seen
 };
 
 // A session shell on a PTY, with the marks it printed so far.
