@@ -17,7 +17,9 @@ namespace caretz {
 //                                                were still unread when it ended (before D)
 //   ESC ] 133 ; D ; STATUS ; caretz=NONCE BEL    the command ended with exit status STATUS
 //   ESC ] 7 ; file://HOST/PATH ; caretz=NONCE BEL
-//                                                the shell's cwd; PATH is percent-encoded
+//                                                the shell's cwd; PATH is percent-encoded;
+//                                                sent when it changed: at a shell's first
+//                                                prompt and before D (a command is over at D)
 //
 // NONCE is the session's secret, known only to an unexported shell variable, so a command's
 // output cannot forge a mark. Anything that is not a well-formed mark with the right nonce

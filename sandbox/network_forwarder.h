@@ -24,10 +24,12 @@ std::vector<std::string> proxy_bind_arguments(const std::string& host_socket);
 // loopback stays direct.
 Environment with_proxy_environment(Environment env);
 
-// Session mode, in the supervisor: listens on the sandbox's loopback when the proxy socket is
-// bound in (else returns no descriptor), before the shell starts; connections wait there until
-// start_network_forwarder() has a child process relay them. Returns its pid, or -1.
+// Session mode, in the supervisor, before the shell starts: listens on the sandbox's loopback
+// when the proxy socket is bound in (else returns no descriptor). Connections wait there until
+// the forwarder runs.
 UniqueFd listen_for_forwarder();
+// Starts the forwarder as a child process that relays `listener`'s connections to the proxy.
+// Returns its pid, or -1.
 pid_t start_network_forwarder(UniqueFd listener);
 
 // Per-command mode: `caretz __netforward PROGRAM ARGS...` listens, runs PROGRAM as its child
