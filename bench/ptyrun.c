@@ -196,7 +196,7 @@ int main(int argc, char** argv) {
 
     char* buf = malloc(kBuf);
     char* tail = malloc(kTail);
-    size_t tail_len = 0;
+    size_t tail_len = 0, tail_at = 0;  // bytes kept; where the next one goes
     unsigned long long bytes = 0, newlines = 0, crs = 0, counted = 0;
     int start_found = start == NULL, end_found = 0;
     double t_start = t0, t_end = 0, t_last_data = t0, t_reaped = 0, next_sample = t0;
@@ -243,18 +243,16 @@ int main(int argc, char** argv) {
                 end_found = 1;
                 t_end = now();
             }
-            if ((size_t)n >= kTail) {
-                memcpy(tail, data + n - kTail, kTail);
-                tail_len = kTail;
-            } else {
-                if (tail_len + (size_t)n > kTail) {
-                    size_t drop = tail_len + (size_t)n - kTail;
-                    memmove(tail, tail + drop, tail_len - drop);
-                    tail_len -= drop;
-                }
-                memcpy(tail + tail_len, data, (size_t)n);
-                tail_len += (size_t)n;
+            // The tail is a ring: each byte is copied once, however small the reads.
+            for (size_t left = (size_t)n, at = 0; left > 0;) {
+                size_t room = kTail - tail_at, take = left < room ? left : room;
+                memcpy(tail + tail_at, data + at, take);
+                tail_at = (tail_at + take) % kTail;
+                at += take;
+                left -= take;
             }
+            if (tail_len < kTail)
+                tail_len = tail_len + (size_t)n < kTail ? tail_len + (size_t)n : kTail;
             // The keys: the file at the first prompt, Ctrl-D at the first one after the end.
             if (prompt && (!typed || (end_found && !quit)) &&
                 finder_find(&prompts, data, (size_t)n) >= 0) {
@@ -297,7 +295,9 @@ int main(int argc, char** argv) {
     if (tail_file) {
         FILE* f = fopen(tail_file, "wb");
         if (f) {
-            fwrite(tail, 1, tail_len, f);
+            // Oldest first: from the write position when the ring is full.
+            if (tail_len == kTail) fwrite(tail + tail_at, 1, kTail - tail_at, f);
+            fwrite(tail, 1, tail_len == kTail ? tail_at : tail_len, f);
             fclose(f);
         }
     }
