@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -26,8 +27,71 @@
 
 namespace caretz {
 
+namespace {
+
+// What the child needs between vfork and exec, all made before: the child runs in the parent's
+// memory (see spawn_process) and must not allocate.
+struct ChildPlan {
+    const SpawnOptions* options;
+    char** argv;
+    char** env;
+    std::vector<std::pair<int, int>>* fds;
+    std::vector<int>* staged;
+    pid_t parent;
+    const std::string* cannot_run;
+};
+
+[[noreturn]] void run_child(const ChildPlan& plan) {
+    const SpawnOptions& options = *plan.options;
+    reset_signals_for_exec();
+    if (options.new_session) ::setsid();
+    if (options.controlling_terminal >= 0 &&
+        !attach_controlling_terminal(options.controlling_terminal))
+        ::_exit(126);
+    if (options.own_process_group || options.foreground_of) ::setpgid(0, 0);
+    if (options.foreground_of) options.foreground_of->give_foreground_in_child();
+    // Every source moves above the targets first, so placing one descriptor never overwrites
+    // a source still to be placed; dup2 clears close-on-exec on the targets, so exactly these
+    // reach the child, and close_range below drops the staged copies.
+    std::vector<std::pair<int, int>>& fds = *plan.fds;
+    std::vector<int>& staged = *plan.staged;
+    for (size_t i = 0; i < fds.size(); ++i)
+        staged[i] = ::fcntl(fds[i].first, F_DUPFD_CLOEXEC, 1000);
+    for (size_t i = 0; i < fds.size(); ++i) ::dup2(staged[i], fds[i].second);
+    int highest = 2;
+    for (const auto& fd : fds) highest = std::max(highest, fd.second);
+    ::close_range(static_cast<unsigned>(highest) + 1, ~0U, 0);
+    if (options.die_with_parent) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != plan.parent) ::_exit(127);
+    }
+    if (!options.cwd.empty()) {
+        bool entered = false;
+        for (const auto& dir : options.cwd) {
+            if (::chdir(dir.c_str()) == 0) {
+                entered = true;
+                break;
+            }
+        }
+        if (!entered) ::_exit(126);
+    }
+    if (options.search_path) {
+        ::execvpe(plan.argv[0], plan.argv, plan.env);
+    } else {
+        ::execve(plan.argv[0], plan.argv, plan.env);
+    }
+    // strerrordesc_np, unlike strerror, never translates, so it never allocates.
+    const char* reason = ::strerrordesc_np(errno);
+    write_all(2, *plan.cannot_run);
+    write_all(2, std::string_view(reason ? reason : "unknown error"));
+    write_all(2, "\n");
+    ::_exit(127);
+}
+
+}  // namespace
+
 pid_t spawn_process(const std::vector<std::string>& argv, const SpawnOptions& options) {
-    // Everything the child uses is allocated here: between fork and exec it must not allocate.
+    // Everything the child uses is allocated here: between vfork and exec it must not allocate.
     std::vector<std::string> args = argv;
     std::vector<std::string> envs =
         options.env ? environment_strings(*options.env) : std::vector<std::string>();
@@ -42,56 +106,25 @@ pid_t spawn_process(const std::vector<std::string>& argv, const SpawnOptions& op
     if (options.stderr_fd >= 0) fds.emplace_back(options.stderr_fd, 2);
     fds.insert(fds.end(), options.fds.begin(), options.fds.end());
     std::vector<int> staged(fds.size());
-    const pid_t parent = ::getpid();
     const std::string cannot_run = "caretz: cannot run " + argv.at(0) + ": ";
+    ChildPlan plan{&options,   c_argv.data(), options.env ? c_env.data() : environ, &fds, &staged,
+                   ::getpid(), &cannot_run};
 
-    pid_t pid = ::fork();
-    if (pid != 0) {
-        // Set from both sides, so a signal sent right after the start reaches the group.
-        if (pid > 0 && (options.own_process_group || options.foreground_of)) ::setpgid(pid, pid);
-        return pid;
-    }
-    reset_signals_for_exec();
-    if (options.new_session) ::setsid();
-    if (options.controlling_terminal >= 0 &&
-        !attach_controlling_terminal(options.controlling_terminal))
-        ::_exit(126);
-    if (options.own_process_group || options.foreground_of) ::setpgid(0, 0);
-    if (options.foreground_of) options.foreground_of->give_foreground_in_child();
-    // Every source moves above the targets first, so placing one descriptor never overwrites
-    // a source still to be placed; dup2 clears close-on-exec on the targets, so exactly these
-    // reach the child, and close_range below drops the staged copies.
-    for (size_t i = 0; i < fds.size(); ++i)
-        staged[i] = ::fcntl(fds[i].first, F_DUPFD_CLOEXEC, 1000);
-    for (size_t i = 0; i < fds.size(); ++i) ::dup2(staged[i], fds[i].second);
-    int highest = 2;
-    for (const auto& fd : fds) highest = std::max(highest, fd.second);
-    ::close_range(static_cast<unsigned>(highest) + 1, ~0U, 0);
-    if (options.die_with_parent) {
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent) ::_exit(127);
-    }
-    if (!options.cwd.empty()) {
-        bool entered = false;
-        for (const auto& dir : options.cwd) {
-            if (::chdir(dir.c_str()) == 0) {
-                entered = true;
-                break;
-            }
-        }
-        if (!entered) ::_exit(126);
-    }
-    char** env = options.env ? c_env.data() : environ;
-    if (options.search_path) {
-        ::execvpe(c_argv[0], c_argv.data(), env);
-    } else {
-        ::execve(c_argv[0], c_argv.data(), env);
-    }
-    const char* reason = std::strerror(errno);
-    write_all(2, cannot_run);
-    write_all(2, std::string_view(reason));
-    write_all(2, "\n");
-    ::_exit(127);
+    // The child runs in Caretz's memory until its exec, while this thread waits (vfork): no
+    // copy of Caretz's page tables is made, which a fork would make only for exec to throw
+    // away. Signals stay blocked until the child has set its handlers to the defaults, so no
+    // handler of Caretz's runs in it.
+    sigset_t all, mask;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &mask);
+    const pid_t pid = ::vfork();
+    if (pid == 0) run_child(plan);
+    const int vfork_errno = errno;
+    ::pthread_sigmask(SIG_SETMASK, &mask, nullptr);
+    errno = vfork_errno;
+    // Set from both sides, so a signal sent right after the start reaches the group.
+    if (pid > 0 && (options.own_process_group || options.foreground_of)) ::setpgid(pid, pid);
+    return pid;
 }
 
 int exit_status_of(int wait_status) {

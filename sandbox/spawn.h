@@ -46,7 +46,7 @@ struct SpawnOptions {
     bool search_path = false;
 };
 
-// Starts argv as the options say. Returns the pid, or -1 with errno set when fork failed;
+// Starts argv as the options say. Returns the pid, or -1 with errno set when vfork failed;
 // a child that cannot exec exits with status 127.
 pid_t spawn_process(const std::vector<std::string>& argv, const SpawnOptions& options);
 
