@@ -66,10 +66,19 @@ std::string RealHostFs::read_link(const std::string& path) const {
     return n < 0 ? std::string() : std::string(buf, static_cast<size_t>(n));
 }
 
-std::optional<std::string> RealHostFs::real_path(const std::string& path) const {
+std::optional<std::string> resolved_path(const std::string& path) {
+    // Most paths asked about (credential stores, programs in each folder of $PATH) are not
+    // there, or not for this user: one lstat says so, where realpath would read every folder
+    // on the way as a link before it failed the same way.
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
     char buf[PATH_MAX];
     if (!::realpath(path.c_str(), buf)) return std::nullopt;
     return std::string(buf);
+}
+
+std::optional<std::string> RealHostFs::real_path(const std::string& path) const {
+    return resolved_path(path);
 }
 
 }  // namespace caretz

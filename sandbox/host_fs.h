@@ -30,6 +30,9 @@ public:
 // permissions (the umask applies), never through a symlink. True when it is there afterwards.
 bool create_empty_path(const std::string& path, HostFs::Type type);
 
+// `path` on this machine with every symlink resolved, or nullopt when it does not exist.
+std::optional<std::string> resolved_path(const std::string& path);
+
 // The machine's own file system.
 class RealHostFs : public HostFs {
 public:

@@ -49,12 +49,6 @@ std::optional<struct stat> lstat_of(const std::string& path) {
     return st;
 }
 
-std::optional<std::string> real_path(const std::string& path) {
-    char buf[PATH_MAX];
-    if (!::realpath(path.c_str(), buf)) return std::nullopt;
-    return std::string(buf);
-}
-
 // What git itself checks first (setup.c, is_git_directory): HEAD and a place for objects.
 bool looks_like_git_dir(const std::string& dir) {
     auto objects = lstat_of(dir + "/objects");
@@ -186,10 +180,10 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
     for (const auto& p : policy.protected_paths) known_.emplace(p, 0);
     for (const auto& h : policy.hidden) {
         hidden_.insert(h);
-        if (auto real = real_path(h)) hidden_.insert(*real);
+        if (auto real = resolved_path(h)) hidden_.insert(*real);
     }
     for (const auto& w : policy.writable) {
-        auto real = real_path(w);
+        auto real = resolved_path(w);
         auto st = real ? lstat_of(*real) : std::nullopt;
         if (!st || !S_ISDIR(st->st_mode) || policy.is_hidden(w)) continue;
         roots_.push_back(*real);
@@ -247,7 +241,7 @@ void RepositoryWatch::protect_named(const std::string& path, bool folder, Sandbo
         missing.push_back(existing);
         existing = parent_of(existing);
     }
-    auto real = real_path(existing);
+    auto real = resolved_path(existing);
     if (!real || !within_writable(*real)) return;
     std::string made = *real;
     for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
@@ -786,18 +780,18 @@ std::optional<std::string> RepositoryWatch::inspect(const std::string& path,
             if (!text || !text->starts_with("gitdir: ")) return std::nullopt;
             git_dir = named_path(text->substr(8), base);
         }
-        if (auto real_base = real_path(base); real_base && within_writable(*real_base)) {
+        if (auto real_base = resolved_path(base); real_base && within_writable(*real_base)) {
             const std::string link = join_path(*real_base, ".git");
             if (!is_known(link)) protect_now(link);
         }
     }
-    auto real = real_path(git_dir);
+    auto real = resolved_path(git_dir);
     if (!real || !within_writable(*real) || !looks_like_git_dir(*real)) return std::nullopt;
     const std::string& dir = *real;
     bool fresh = false;
     const std::string commondir = dir + "/commondir";
     if (auto text = read_file(commondir, 4096); text && !is_known(commondir)) {
-        auto target = real_path(named_path(*text, dir));
+        auto target = resolved_path(named_path(*text, dir));
         // A linked worktree's names its main repository, which is protected. One that names a
         // folder the sandbox may write goes aside before anything is bound to it.
         if (target && within_writable(*target) &&
