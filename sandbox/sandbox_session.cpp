@@ -110,7 +110,12 @@ public:
         const CommandIo* io = session_.running_io_;
         if (session_.phases_.command_running() && io && io->on_output) io->on_output(bytes);
     }
-    void on_prompt_start() override { session_.phases_.prompt_start(); }
+    void on_prompt_start() override {
+        // The first prompt of a shell comes once it has read the user's rc.
+        if (std::exchange(session_.shell_starting_, false))
+            phase_done("shell start, the user's rc");
+        session_.phases_.prompt_start();
+    }
     void on_prompt_end() override { session_.phases_.prompt_end(); }
     void on_command_start() override { session_.phases_.command_start(); }
     void on_unread_lines(int lines) override { session_.unread_lines_ = lines; }
@@ -250,7 +255,7 @@ SandboxResult SandboxSession::run(const std::string& command, const CommandIo& i
     }
     if (!shell_alive_) restart_shell();
     wait_until_ready();
-    phase_done("shell ready");
+    phase_done("prompt");
 
     // A background job's runs, while no command was running, are no command's.
     if (run_watch_) run_watch_->discard();
@@ -320,6 +325,9 @@ bool SandboxSession::on_ready(size_t index) {
             marks_->feed(m->payload, events);
         } else if (m->type == Frame::job_reply) {
             job_reply_ = std::move(m->payload);
+        } else if (m->type == Frame::shell_started) {
+            phase_done("sandbox mounts, supervisor start");
+            shell_starting_ = true;
         } else if (m->type == Frame::shell_exited) {
             marks_->flush(events);
             phases_.shell_exit(std::atoi(m->payload.c_str()));

@@ -86,6 +86,8 @@ private:
     // Whole lines typed during the command that it left unread, as the shell's hook counted.
     int unread_lines_ = 0;
     bool shell_alive_ = false;
+    // A shell was started and has not drawn its first prompt yet (for phase_done's marks).
+    bool shell_starting_ = false;
     // Set while a pump runs: where the command's output goes.
     const CommandIo* running_io_ = nullptr;
     std::optional<std::string> job_reply_;

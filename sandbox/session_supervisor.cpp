@@ -385,6 +385,7 @@ private:
         options.die_with_parent = false;  // the sandbox ends with its first process anyway
         shell_pid_ = spawn_process(launch.argv, options);
         pty_->close_slave();
+        if (shell_pid_ > 0) send_frame(control_, Frame::shell_started, {});
         // The forwarder's fork is off the first shell's path to its prompt.
         if (forwarder_listener_.valid()) start_network_forwarder(std::move(forwarder_listener_));
     }

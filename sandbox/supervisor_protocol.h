@@ -13,19 +13,20 @@ namespace caretz {
 // Frames between Caretz and the session supervisor inside the sandbox, over one stream
 // socket: a type byte, a 32-bit little-endian length, then the payload.
 enum class Frame : char {
-    output = 'O',        // supervisor -> Caretz: bytes the session shell's PTY produced
-    shell_exited = 'X',  // supervisor -> Caretz: the shell ended; payload is its exit status
-    input = 'I',         // Caretz -> supervisor: bytes typed into the session shell's PTY
-    run = 'R',           // Caretz -> supervisor: payload "T" or "N" (stdin terminal or
-                         //   /dev/null) followed by the command text
-    resize = 'W',        // Caretz -> supervisor: "ROWSxCOLS"
-    restart = 'S',       // Caretz -> supervisor: start a fresh shell in the payload's cwd
-    job_start = 'B',     // Caretz -> supervisor: "ID\0CWD\0COMMAND": run `$SHELL -c COMMAND`
-                         //   in the background, output to a file in the private /tmp
-    job_output = 'P',    // Caretz -> supervisor: "ID": the job's state and output
-    job_status = 'Q',    // Caretz -> supervisor: "ID": the job's state only
-    job_kill = 'K',      // Caretz -> supervisor: "ID": end the job's process group
-    job_reply = 'J',     // supervisor -> Caretz: the answer to the job request before it
+    output = 'O',         // supervisor -> Caretz: bytes the session shell's PTY produced
+    shell_exited = 'X',   // supervisor -> Caretz: the shell ended; payload is its exit status
+    shell_started = 'H',  // supervisor -> Caretz: a shell was started (it now reads the rc)
+    input = 'I',          // Caretz -> supervisor: bytes typed into the session shell's PTY
+    run = 'R',            // Caretz -> supervisor: payload "T" or "N" (stdin terminal or
+                          //   /dev/null) followed by the command text
+    resize = 'W',         // Caretz -> supervisor: "ROWSxCOLS"
+    restart = 'S',        // Caretz -> supervisor: start a fresh shell in the payload's cwd
+    job_start = 'B',      // Caretz -> supervisor: "ID\0CWD\0COMMAND": run `$SHELL -c COMMAND`
+                          //   in the background, output to a file in the private /tmp
+    job_output = 'P',     // Caretz -> supervisor: "ID": the job's state and output
+    job_status = 'Q',     // Caretz -> supervisor: "ID": the job's state only
+    job_kill = 'K',       // Caretz -> supervisor: "ID": end the job's process group
+    job_reply = 'J',      // supervisor -> Caretz: the answer to the job request before it
 };
 
 // Answers to job requests (payloads of Frame::job_reply).
