@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "sandbox/network_gate.h"
+#include "tests/unit/read_to_end.h"
 
 using namespace caretz;
 
@@ -19,14 +20,6 @@ std::pair<UniqueFd, UniqueFd> socket_pair() {
     int fds[2];
     REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0);
     return {UniqueFd(fds[0]), UniqueFd(fds[1])};
-}
-
-std::string read_to_end(int fd) {
-    std::string data;
-    char buf[65536];
-    ssize_t n;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0) data.append(buf, static_cast<size_t>(n));
-    return data;
 }
 
 // Room for a few relay buffers in the socket, so a test can queue them before the relay runs.

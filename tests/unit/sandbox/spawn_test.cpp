@@ -5,25 +5,12 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <cstring>
 #include <thread>
 
 #include "pty/fd_io.h"
+#include "tests/unit/read_to_end.h"
 
 using namespace caretz;
-
-namespace {
-
-// Everything readable from `fd` until its other end is closed.
-std::string read_to_end(int fd) {
-    std::string text;
-    char buf[4096];
-    ssize_t n;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
-    return text;
-}
-
-}  // namespace
 
 TEST_CASE("a child gets the descriptors it is given, where it is told, and no others", "[spawn]") {
     int data[2];
