@@ -251,8 +251,7 @@ int main(int argc, char** argv) {
                 at += take;
                 left -= take;
             }
-            if (tail_len < kTail)
-                tail_len = tail_len + (size_t)n < kTail ? tail_len + (size_t)n : kTail;
+            tail_len = tail_len + (size_t)n < kTail ? tail_len + (size_t)n : kTail;
             // The keys: the file at the first prompt, Ctrl-D at the first one after the end.
             if (prompt && (!typed || (end_found && !quit)) &&
                 finder_find(&prompts, data, (size_t)n) >= 0) {

@@ -106,46 +106,30 @@ class SandboxSession::Events : public MarkParser::Handler {
 public:
     explicit Events(SandboxSession& session) : session_(session) {}
 
-    // The command's output is passed on once per read from the supervisor (flush() at its
-    // end), not once per frame: a flood of output then costs one write to the terminal for
-    // several frames. Before a mark changes what the output is, what came before it goes.
+    // The command's output is passed on once per read from the supervisor (on_ready calls
+    // flush() at its end), not once per frame: a flood of output then costs one write to the
+    // terminal for several frames. Whether bytes are the command's is decided as they arrive,
+    // so the marks among them need no flush of their own.
     void on_output(std::string_view bytes) override {
         const CommandIo* io = session_.running_io_;
         if (session_.phases_.command_running() && io && io->on_output) pending_.append(bytes);
     }
     void flush() {
         if (pending_.empty()) return;
-        if (const CommandIo* io = session_.running_io_; io && io->on_output)
-            io->on_output(pending_);
+        session_.running_io_->on_output(pending_);  // set, with on_output, since the append
         pending_.clear();
     }
     void on_prompt_start() override {
-        flush();
         // The first prompt of a shell comes once it has read the user's rc.
         if (std::exchange(session_.shell_starting_, false))
             phase_done("shell start, the user's rc");
         session_.phases_.prompt_start();
     }
-    void on_prompt_end() override {
-        flush();
-        session_.phases_.prompt_end();
-    }
-    void on_command_start() override {
-        flush();
-        session_.phases_.command_start();
-    }
-    void on_unread_lines(int lines) override {
-        flush();
-        session_.unread_lines_ = lines;
-    }
-    void on_command_done(int status) override {
-        flush();
-        session_.phases_.command_done(status);
-    }
-    void on_cwd(std::string path) override {
-        flush();
-        session_.cwd_ = std::move(path);
-    }
+    void on_prompt_end() override { session_.phases_.prompt_end(); }
+    void on_command_start() override { session_.phases_.command_start(); }
+    void on_unread_lines(int lines) override { session_.unread_lines_ = lines; }
+    void on_command_done(int status) override { session_.phases_.command_done(status); }
+    void on_cwd(std::string path) override { session_.cwd_ = std::move(path); }
 
 private:
     SandboxSession& session_;
@@ -356,7 +340,6 @@ bool SandboxSession::on_ready(size_t index) {
             shell_starting_ = true;
         } else if (m->type == Frame::shell_exited) {
             marks_->flush(events);
-            events.flush();
             phases_.shell_exit(std::atoi(m->payload.c_str()));
             shell_alive_ = false;
         }
