@@ -512,11 +512,14 @@ private:
     }
 
     void relay_output() {
-        relay_command_output();
         char buf[kBatch];
         bool closed = false;
-        if (std::string_view bytes = read_batch(buf, closed); !bytes.empty())
-            relay_terminal_output(bytes);
+        std::string_view bytes = read_batch(buf, closed);
+        // The pipe is read after the terminal: what the command wrote before the shell wrote
+        // these bytes (its end mark among them) is in the pipe by now, and goes first. Read
+        // the other way round, output written between the two reads came after the end mark.
+        relay_command_output();
+        if (!bytes.empty()) relay_terminal_output(bytes);
         if (closed) {
             // The shell and everything holding its terminal are gone: report once reaped.
             master_closed_ = true;
@@ -551,11 +554,12 @@ private:
     // The shell's last output must reach Caretz before the news that it ended.
     void report_exit_if_done() {
         if (shell_pid_ != -1 || !pty_) return;
-        relay_command_output();
         char buf[kBatch];
         bool closed = false;
-        for (std::string_view bytes; !(bytes = read_batch(buf, closed)).empty();)
+        for (std::string_view bytes; !(bytes = read_batch(buf, closed)).empty();) {
+            relay_command_output();  // after the terminal's bytes, as in relay_output
             relay_terminal_output(bytes);
+        }
         release_held_output();
         utmp_.reset();
         unattended_.reset();

@@ -112,6 +112,31 @@ check "... and the next command gets a fresh shell" contains "$OUT" "fresh-shell
 lines=$(as_user "$SH" "$ws" "$E2E_BIN" exec 'head -c 50000000 /dev/zero | tr "\0" x | fold -w 100; echo' </dev/null | tr -d '\r' | wc -c)
 check "50 MB of output arrives whole" test "$lines" -eq 50500000
 
+# Into a pipe, a command's output comes through a pipe of its own, its end mark through the
+# shell's terminal. With the supervisor slowed down (each of its reads returns 150 ms late),
+# output written while it read the terminal still counts as the command's.
+as_user "$SH" "$ws" "$E2E_BIN" exec \
+    'sleep 1.5; echo tty-line >/dev/tty; sleep 0.05; echo last-line' </dev/null >"$TEST_HOME/slow.out" 2>&1 &
+exec_pid=$!
+supervisor=
+for _ in $(seq 50); do
+    # The first process run as `caretz __supervise` (bwrap's command line ends in those words;
+    # the network forwarder, the supervisor's child, starts with them too).
+    for p in $(descendants "$exec_pid"); do
+        mapfile -d '' args <"/proc/$p/cmdline" 2>/dev/null
+        [[ ${args[0]-} == */caretz && ${args[1]-} == __supervise ]] && { supervisor=$p; break; }
+    done
+    [[ -n $supervisor ]] && break
+    sleep 0.05
+done
+strace -q -p "$supervisor" -e trace=read -e inject=read:delay_exit=150000 -o "$TEST_HOME/slow.trace" &
+strace_pid=$!
+wait "$exec_pid"
+kill "$strace_pid" 2>/dev/null; wait "$strace_pid" 2>/dev/null
+check "the slowed supervisor was traced" grep -q '^read(' "$TEST_HOME/slow.trace"
+check "... and the command's last output, written meanwhile, arrived" \
+    contains "$(cat "$TEST_HOME/slow.out")" "last-line"
+
 marker="sleep 7$$"
 repl "!$marker &" '!echo started'
 sleep 0.5
