@@ -207,7 +207,7 @@ if [[ $SHELL_NAME == bash ]]; then
       {\"text\": \"ANSWER-ONE\"},
       {\"tool_calls\": [{\"name\": \"shell\", \"arguments\": {\"command\": \"stty size </dev/tty\"}}]},
       {\"text\": \"ANSWER-TWO\"},
-      {\"tool_calls\": [{\"name\": \"shell\", \"arguments\": {\"command\": \"$getpass\"}}]},
+      {\"tool_calls\": [{\"name\": \"shell\", \"arguments\": {\"command\": \"model_var=still-here; $getpass\"}}]},
       {\"text\": \"ANSWER-THREE\"},
       {\"tool_calls\": [{\"name\": \"shell\", \"arguments\": {\"command\": \"$getpass\"}}]},
       {\"text\": \"ANSWER-FOUR\"}
@@ -231,6 +231,12 @@ model-one"
     check "a model's password prompt on a terminal gets the end of input" \
         wait_for_screen "ANSWER-THREE" 15
     check "... and the command went on" contains "$(tool_result 6)" "after-getpass"
+    # The ends of input offered to the model's password prompt were taken or dropped: none
+    # reached the session shell's prompt and ended it, so a typed command runs in that shell.
+    wait_for_prompt
+    type_line '!echo "typed-after-[$model_var]"'
+    check "after the model's password prompt, the session shell goes on with its state" \
+        wait_for_screen "typed-after-[still-here]" 10
     start=$SECONDS
     out=$(as_user "$USER_SHELL" "$ws" timeout 30 "$E2E_BIN" --print -p "fourth" </dev/null 2>/dev/null)
     check "--print with a model's password prompt ends" test "$out" == "ANSWER-FOUR"
