@@ -130,6 +130,16 @@ descendant_named() {
         [[ $(ps -o comm= -p "$p") == "$2" ]] && { echo "$p"; return; }
     done
 }
+# wait_until_traced PID: waits up to 5 s for a tracer (strace) to attach to PID.
+wait_until_traced() {
+    local tracer
+    for _ in $(seq 50); do
+        tracer=$(awk '/^TracerPid:/ {print $2}' "/proc/$1/status" 2>/dev/null)
+        [[ -n $tracer && $tracer != 0 ]] && return 0
+        sleep 0.1
+    done
+    return 1
+}
 pane_pid() { tmux_ display-message -p -t main '#{pane_pid}'; }
 # The Caretz running in this test's pane (other tests may run Caretz at the same time).
 caretz_pid() { descendant_named "$(pane_pid)" caretz; }

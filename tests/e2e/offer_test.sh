@@ -120,7 +120,7 @@ check "sudo asks for the password on the terminal" wait_for_screen "password for
 # From here until the rerun ends, every read Caretz makes is recorded.
 strace -q -p "$caretz_pid" -e trace=read -s 200 -o "/tmp/caretz-e2e-strace-$$" &
 strace_pid=$!
-sleep 0.5
+check "... (strace follows Caretz)" wait_until_traced "$caretz_pid"
 tmux_ send-keys -t main -l "$E2E_PASSWORD"; tmux_ send-keys -t main Enter
 for _ in $(seq 50); do [[ -e /etc/caretz-e2e-sudo-$$ ]] && break; sleep 0.1; done
 kill "$strace_pid"; wait "$strace_pid" 2>/dev/null

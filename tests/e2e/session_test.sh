@@ -131,9 +131,10 @@ for _ in $(seq 50); do
 done
 strace -q -p "$supervisor" -e trace=read -e inject=read:delay_exit=150000 -o "$TEST_HOME/slow.trace" &
 strace_pid=$!
+check "strace slows the supervisor down" wait_until_traced "$supervisor"
 wait "$exec_pid"
 kill "$strace_pid" 2>/dev/null; wait "$strace_pid" 2>/dev/null
-check "the slowed supervisor was traced" grep -q '^read(' "$TEST_HOME/slow.trace"
+check "... while it reads" grep -q '^read(.*DELAYED' "$TEST_HOME/slow.trace"
 check "... and the command's last output, written meanwhile, arrived" \
     contains "$(cat "$TEST_HOME/slow.out")" "last-line"
 
