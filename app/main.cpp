@@ -1,7 +1,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <string_view>
 
 #include "agent/acp_server.h"
 #include "agent/model_settings.h"
@@ -15,11 +14,8 @@
 #include "app/settings_loader.h"
 #include "app/user_context.h"
 #include "pty/fd_io.h"
-#include "pty/pty.h"
-#include "sandbox/network_forwarder.h"
 #include "sandbox/phase_times.h"
-#include "sandbox/session_supervisor.h"
-#include "sandbox/stand_in.h"
+#include "sandbox/spawn.h"
 
 using namespace caretz;
 
@@ -78,22 +74,9 @@ int run_sandbox_show(const CommandLine& cl, const Settings& settings) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    // Inside the sandbox, Caretz's own binary is bound over sudo and the tools whose credential
-    // stores are hidden, to record each run of them.
-    if (auto program = program_for_stand_in()) return run_stand_in(*program, argc, argv);
-    // Inside the sandbox, Caretz's own binary is the session supervisor.
-    if (argc == 2 && std::string_view(argv[1]) == "__supervise") return run_session_supervisor();
-    // The fish session hook's way to drop typed-ahead input and count its lines (hooks/fish).
-    if (argc == 2 && std::string_view(argv[1]) == "__drop-typeahead") {
-        auto lines = drop_controlling_terminal_input();
-        if (lines) std::printf("%d\n", *lines);
-        return lines ? 0 : 1;
-    }
-    // In a per-command sandbox it runs the command and forwards the proxy port meanwhile.
-    if (argc > 2 && std::string_view(argv[1]) == "__netforward")
-        return run_network_forwarder_command(std::vector<std::string>(argv + 2, argv + argc));
     auto parsed = parse_command_line(argc, argv);
     if (auto* code = std::get_if<int>(&parsed)) return *code;
+    hold_inside_executable();
     const CommandLine& cl = std::get<CommandLine>(parsed);
     if (cl.mode == Mode::doctor) return run_doctor(cl);
     if (cl.mode == Mode::profiles) return print_profile_names(cl);

@@ -46,7 +46,7 @@ std::vector<std::string> path_folders(const std::string& path_variable);
 // The bubblewrap arguments, to follow bwrap_arguments(), that let Caretz see the watched
 // programs run inside the sandbox: each one the host has in a folder searched (symlinks
 // resolved; hidden ones, and ones the sandbox may write, left out) is bound read-only at
-// kRealProgramsDir/NAME + its path, `stand_in` (Caretz's own binary) is bound read-only over
+// kRealProgramsDir/NAME + its path, `stand_in` (caretz-inside) is bound read-only over
 // it, and `records` (a host file Caretz reads) at kRunRecordsPath.
 std::vector<std::string> run_watch_arguments(const SandboxPolicy& policy, const HostFs& fs,
                                              const WatchedPrograms& programs,

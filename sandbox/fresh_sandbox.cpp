@@ -30,7 +30,7 @@ namespace caretz {
 namespace {
 
 constexpr int kStatusFd = 3;
-// Where bwrap finds open_own_executable(), and where the sandbox sees it.
+// Where bwrap finds open_inside_executable(), and where the sandbox sees it.
 constexpr int kExecutableFd = 4;
 const std::string kForwarderPath = std::string(kRuntimeDir) + "/caretz";
 
@@ -191,7 +191,7 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
     UniqueFd unread_read(lines[0]), unread_write(lines[1]);
     UniqueFd null_input(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     UniqueFd seccomp = terminal_injection_filter();
-    UniqueFd executable = open_own_executable();
+    UniqueFd executable = open_inside_executable();
     SpawnOptions options;
     options.stdin_fd = on_pty ? pty->slave() : null_input.get();
     options.stdout_fd = on_pty ? pty->slave() : out_write.get();

@@ -29,7 +29,7 @@ SandboxCommand sandbox_command(const SandboxPolicy& policy, const std::string& c
                                const std::vector<std::string>& extra,
                                const std::vector<std::string>& command);
 
-// The bwrap options that put Caretz's own binary (descriptor `executable_fd`) in at `inside`,
+// The bwrap options that put caretz-inside (descriptor `executable_fd`) in at `inside`,
 // have bwrap report its start on `status_fd`, and bind the proxy's socket and, when there is
 // one, the run watch's stand-ins and records.
 std::vector<std::string> caretz_binds(const SandboxPolicy& policy, int status_fd, int executable_fd,
@@ -40,7 +40,7 @@ std::vector<std::string> caretz_binds(const SandboxPolicy& policy, int status_fd
 // `$SHELL -c COMMAND` in the workspace. The user's own commands run on a PTY of their own
 // (Caretz passes the keys on, and Ctrl-C and Ctrl-\ as signals to the command's process
 // group); the model's read /dev/null and write into a pipe, and Ctrl-C stops them. Inside,
-// Caretz's own binary (`__netforward`) runs the shell as its child and forwards the loopback
+// caretz-inside (`__netforward`) runs the shell as its child and forwards the loopback
 // proxy port to the one network proxy that serves all of this object's commands.
 class FreshSandbox : public Sandbox {
 public:

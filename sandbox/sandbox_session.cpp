@@ -32,7 +32,7 @@ namespace {
 constexpr int kStatusFd = 4;
 const std::string kSupervisorPath = std::string(kRuntimeDir) + "/caretz";
 
-// Where bwrap finds open_own_executable() to bind in as the supervisor.
+// Where bwrap finds open_inside_executable() to bind in as the supervisor.
 constexpr int kExecutableFd = 5;
 
 // Where bwrap finds the session shell's hook files, one descriptor each from here on.
@@ -165,7 +165,7 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
     status_.reset(status[0]);
     UniqueFd child_end(sockets[1]), status_write(status[1]), errors_write(errors[1]);
     UniqueFd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-    UniqueFd executable = open_own_executable();
+    UniqueFd executable = open_inside_executable();
     UniqueFd seccomp = terminal_injection_filter();
 
     SpawnOptions options;

@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <system_error>
 
@@ -180,7 +181,7 @@ std::optional<std::string> output_of(const std::vector<std::string>& argv, Spawn
 
 namespace {
 
-// The copy of the running binary that stands in for it once the file was replaced.
+// The copy of caretz-inside that stands in for it once the file was replaced.
 class ExecutableCopy {
 public:
     ~ExecutableCopy() {
@@ -193,7 +194,7 @@ public:
         if (!path_.empty()) return path_;
         auto made = new_process_folder("caretz-exe-", "caretz");
         if (!made)
-            throw SandboxStartError("cannot make a folder for a copy of Caretz's executable: " +
+            throw SandboxStartError("cannot make a folder for a copy of caretz-inside: " +
                                     std::string(std::strerror(errno)));
         const std::string folder = *made;
         const std::string path = folder + "/caretz";
@@ -209,7 +210,7 @@ public:
             const std::string why = std::strerror(errno);
             ::unlink(path.c_str());
             ::rmdir(folder.c_str());
-            throw SandboxStartError("cannot copy Caretz's executable to " + folder + ": " + why);
+            throw SandboxStartError("cannot copy caretz-inside to " + folder + ": " + why);
         }
         folder_ = folder;
         path_ = path;
@@ -220,16 +221,44 @@ private:
     std::string folder_, path_;
 };
 
+// caretz-inside as opened the first time it was asked for, or why it could not be.
+struct InsideExecutable {
+    UniqueFd fd;
+    std::string error;
+};
+
+const InsideExecutable& inside_executable() {
+    static const InsideExecutable opened = [] {
+        std::error_code error;
+        const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+        const std::string path = (self.parent_path() / kInsideExecutable).lexically_normal();
+        InsideExecutable inside{UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)), {}};
+        if (error || !inside.fd.valid())
+            inside.error = "cannot open " + path +
+                           ", which Caretz runs in its sandbox: " + std::strerror(errno);
+        return inside;
+    }();
+    return opened;
+}
+
 }  // namespace
 
-UniqueFd open_own_executable() {
-    UniqueFd fd(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
-    if (!fd.valid()) throw SandboxStartError("cannot open Caretz's own executable");
+void hold_inside_executable() {
+    inside_executable();
+}
+
+UniqueFd open_inside_executable() {
+    const InsideExecutable& inside = inside_executable();
+    if (!inside.fd.valid()) throw SandboxStartError(inside.error);
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0 || st.st_nlink > 0) return fd;
+    if (::fstat(inside.fd.get(), &st) != 0 || st.st_nlink > 0) {
+        UniqueFd fd(::fcntl(inside.fd.get(), F_DUPFD_CLOEXEC, 0));
+        if (!fd.valid()) throw SandboxStartError("cannot duplicate a descriptor");
+        return fd;
+    }
     static ExecutableCopy copy;
-    UniqueFd copied(::open(copy.path(fd.get()).c_str(), O_RDONLY | O_CLOEXEC));
-    if (!copied.valid()) throw SandboxStartError("cannot open the copy of Caretz's executable");
+    UniqueFd copied(::open(copy.path(inside.fd.get()).c_str(), O_RDONLY | O_CLOEXEC));
+    if (!copied.valid()) throw SandboxStartError("cannot open the copy of caretz-inside");
     return copied;
 }
 

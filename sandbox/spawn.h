@@ -66,14 +66,19 @@ std::optional<std::string> output_of(const std::vector<std::string>& argv, Spawn
                                      StderrTo stderr_to = StderrTo::null,
                                      std::optional<std::chrono::milliseconds> timeout = {});
 
-// The running binary itself, by descriptor: bwrap binds it into a sandbox through
-// /proc/self/fd/N, so what runs inside (the session supervisor, the network forwarder) is
-// exactly this build even if the file on disk was replaced (an upgrade) after Caretz started.
-// bwrap finds a bind's source by its path, which a replaced file no longer has: then the
-// descriptor is of a copy of the running binary, made once in a private folder under
-// runtime_base() and removed when Caretz exits. Throws SandboxStartError when it cannot be
-// opened or copied.
-UniqueFd open_own_executable();
+// What Caretz runs inside its sandboxes (the session supervisor, the network forwarder, the
+// stand-ins for watched programs): `caretz-inside`, at kInsideExecutable from the folder of
+// Caretz's own binary. By descriptor: bwrap binds it into a sandbox through /proc/self/fd/N.
+// It is opened once (hold_inside_executable), so every sandbox of this process runs the build
+// it was opened as even if an upgrade replaced the file since. bwrap finds a bind's source by
+// its path, which a replaced file no longer has: then the descriptor is of a copy, made once
+// in a private folder under runtime_base() and removed when Caretz exits. Throws
+// SandboxStartError when it cannot be opened or copied.
+UniqueFd open_inside_executable();
+// Opens caretz-inside now, when Caretz starts, so that its sandboxes run the build installed
+// then. An error waits for the first open_inside_executable().
+void hold_inside_executable();
+inline constexpr const char* kInsideExecutable = "../libexec/caretz/caretz-inside";
 
 // Where Caretz makes its private folders (the proxy's socket, the run records, the copy
 // above): $XDG_RUNTIME_DIR when it is an absolute path to a folder this user may write, else

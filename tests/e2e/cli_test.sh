@@ -58,6 +58,19 @@ check "a session shell Caretz has no hooks for is refused before anything runs" 
 check "... naming the shells it supports" contains "$OUT" "the session shell /bin/dash is not supported; set SHELL to bash, zsh or fish"
 check "... and exits 125" test "$RC" -eq 125
 
+# caretz without caretz-inside beside it (a binary copied alone) runs nothing, in either mode.
+lone=$(runuser -u "$E2E_USER" -- mktemp -d "$TEST_HOME/lone.XXXXXX")
+install -o "$E2E_USER" -m 0755 "$E2E_BIN" "$lone/bin-caretz"
+for mode in --no-session ""; do
+    OUT=$(as_user /bin/bash "$ws" "$lone/bin-caretz" exec $mode 'echo ran > marker' 2>&1 </dev/null)
+    RC=$?
+    check "without caretz-inside ${mode:-(session)} runs nothing" test ! -e "$ws/marker"
+    check "... names the file it needs" contains "$OUT" \
+        "cannot open $TEST_HOME/libexec/caretz/caretz-inside, which Caretz runs in its sandbox"
+    check "... and exits 125" test "$RC" -eq 125
+done
+rm -rf "$lone"
+
 man_text=$(MANWIDTH=80 man -l "$(dirname "$0")/../../man/caretz.1" 2>&1)
 check "man -l man/caretz.1 renders" contains "$man_text" "caretz exec"
 check "the man page documents --ask-sandbox-off" contains "$man_text" "ask-sandbox-off"

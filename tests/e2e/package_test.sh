@@ -49,8 +49,8 @@ check "maintainer, section and priority are set" \
 check "the description has a synopsis and a long text" contains "$(field Description)" \
     $'sandbox\n Caretz is a terminal coding agent'
 contents=$(dpkg-deb --contents "$deb")
-for path in ./usr/bin/caretz ./usr/share/man/man1/caretz.1.gz ./usr/share/doc/caretz/copyright \
-    ./usr/share/doc/caretz/changelog.gz; do
+for path in ./usr/bin/caretz ./usr/libexec/caretz/caretz-inside ./usr/share/man/man1/caretz.1.gz \
+    ./usr/share/doc/caretz/copyright ./usr/share/doc/caretz/changelog.gz; do
     check "the package holds $path" contains "$contents" " $path"
 done
 
@@ -89,8 +89,9 @@ removed() {
 }
 check "apt-get remove caretz removes it" removed
 check "... dpkg lists no file of it" test -z "$(dpkg -L caretz 2>/dev/null)"
-check "... the binary, the manual page and the documentation are gone" \
-    test ! -e /usr/bin/caretz -a ! -e /usr/share/man/man1/caretz.1.gz -a ! -e /usr/share/doc/caretz
+check "... the binaries, the manual page and the documentation are gone" \
+    test ! -e /usr/bin/caretz -a ! -e /usr/libexec/caretz -a ! -e /usr/share/man/man1/caretz.1.gz \
+    -a ! -e /usr/share/doc/caretz
 [[ $failed -eq 0 ]] || echo "$remove_out"
 
 finish

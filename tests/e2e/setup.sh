@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ctest fixture, run as root before the end-to-end tests: creates the unprivileged user the
-# tests run Caretz as (with a sudo password, as on an ops laptop) and installs the binary
-# where that user can reach it.
+# tests run Caretz as (with a sudo password, as on an ops laptop) and installs the binaries
+# where that user can reach them.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -17,6 +17,7 @@ echo "$E2E_USER ALL=(ALL:ALL) ALL" >/etc/sudoers.d/caretz-e2e
 chmod 0440 /etc/sudoers.d/caretz-e2e
 
 
-install -d -m 0755 "$(dirname "$E2E_BIN")"
-install -m 0755 "$1" "$E2E_BIN"
+# caretz, and caretz-inside where caretz looks for it (app/CMakeLists.txt).
+install -D -m 0755 "$1" "$E2E_BIN"
+install -D -m 0755 "$2" "$(dirname "$E2E_BIN")/../libexec/caretz/caretz-inside"
 echo "e2e user $E2E_USER ready; caretz installed at $E2E_BIN"

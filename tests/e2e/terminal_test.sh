@@ -149,10 +149,15 @@ check "... and the command" gone "$command"
 # shellcheck disable=SC2086  # one pid a word
 kill_left_in_panes $panes  # runuser, and what it would run after Caretz
 
-# Caretz's binary replaced while it runs, as an upgrade replaces it (a new file renamed over
-# the old one): the next sandbox still starts, with the build that runs.
-bin_copy="$TEST_HOME/caretz-copy-$$"
+# Caretz's binaries replaced while it runs, as an upgrade replaces them (new files renamed
+# over the old ones): the next sandbox still starts, with the build that runs.
+prefix="$TEST_HOME/caretz-copy-$$"
+bin_copy="$prefix/bin/caretz"
+inside_copy="$prefix/libexec/caretz/caretz-inside"
+inside="$(dirname "$E2E_BIN")/../libexec/caretz/caretz-inside"
+runuser -u "$E2E_USER" -- mkdir -p "$prefix/bin" "$prefix/libexec/caretz"
 install -o "$E2E_USER" -m 0755 "$E2E_BIN" "$bin_copy"
+install -o "$E2E_USER" -m 0755 "$inside" "$inside_copy"
 fifo="$TEST_HOME/upgrade-in-$$"
 runuser -u "$E2E_USER" -- mkfifo "$fifo"
 as_user /bin/bash "$ws" bash -c "exec \"\$1\" $MODE <\"\$2\" >\"\$3\" 2>&1" _ \
@@ -164,7 +169,9 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 install -o "$E2E_USER" -m 0755 "$E2E_BIN" "$bin_copy.new"
+install -o "$E2E_USER" -m 0755 "$inside" "$inside_copy.new"
 mv -f "$bin_copy.new" "$bin_copy"
+mv -f "$inside_copy.new" "$inside_copy"
 echo '!echo after-the-upgrade-$((6*7))' >&8
 exec 8>&-
 wait "$repl"
