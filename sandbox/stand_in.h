@@ -7,9 +7,10 @@ namespace caretz {
 
 // Inside the sandbox caretz-inside (app/inside_main.cpp) is bound read-only over every watched
 // program of the host: sudo, and the tools whose credential stores are hidden (see
-// run_watch_arguments). Run as one of them, it appends a ProgramRun of its name, arguments and cwd to kRunRecordsPath,
-// then executes the real program (bound under kRealProgramsDir) with the same arguments, so the
-// program's output and exit status reach the command unchanged.
+// run_watch_arguments). Run as one of them, it appends a ProgramRun of its name, arguments
+// and cwd to kRunRecordsPath, then executes the real program (bound under kRealProgramsDir)
+// with the same arguments, so the program's output and exit status reach the command
+// unchanged.
 
 // The program this process stands in for: its watched name and the real binary to execute.
 struct StoodInProgram {
