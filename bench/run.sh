@@ -79,7 +79,7 @@ build_caretz() {
     cmake -S "$source_dir" -B "$into" -G Ninja -DBUILD_TESTING=OFF \
         -DCMAKE_BUILD_TYPE=Release >/dev/null
     cmake --build "$into" --target caretz >/dev/null
-    chmod o+rx "$into" "$into/app"
+    chmod o+rx "$into" "$into/app" "$into/libexec" "$into/libexec/caretz"
 }
 caretz_build="$build"
 if [[ -n $rev ]]; then
