@@ -76,10 +76,11 @@ int run_sandbox_show(const CommandLine& cl, const Settings& settings) {
 int main(int argc, char** argv) {
     auto parsed = parse_command_line(argc, argv);
     if (auto* code = std::get_if<int>(&parsed)) return *code;
-    hold_inside_executable();
     const CommandLine& cl = std::get<CommandLine>(parsed);
-    if (cl.mode == Mode::doctor) return run_doctor(cl);
     if (cl.mode == Mode::profiles) return print_profile_names(cl);
+    // The modes left start sandboxes, all but `sandbox show`, which only describes one.
+    if (cl.mode != Mode::sandbox_show) hold_inside_executable();
+    if (cl.mode == Mode::doctor) return run_doctor(cl);
     auto settings = settings_or_complaint(cl);
     if (!settings) return 2;
     phase_done("settings");
