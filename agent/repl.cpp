@@ -97,8 +97,13 @@ public:
 
     bool plan_mode() const { return plan_mode_; }
     bool failed_turns() const { return failed_turns_; }
-    // Before each prompt: background jobs may have made a repository since the last command.
-    void secure_repositories() { commands_.secure_repositories(); }
+    // Before each prompt: background jobs may have made a repository since the last check.
+    // After a `!` command that only ran in the sandbox, the check at its end was a moment ago:
+    // a second one would find the same, and past the inotify watch limit it costs as much.
+    void secure_repositories() {
+        if (!checked_at_command_end_) commands_.secure_repositories();
+        checked_at_command_end_ = false;
+    }
 
 private:
     void say(std::string_view text) {
@@ -160,6 +165,11 @@ private:
         try {
             CommandOutcome result =
                 commands_.run(CommandRequest{command, CommandSource::user, plan_mode_}, io);
+            // Nothing ran on the host and nobody was asked, so nothing waited after the check
+            // that ended its sandboxed attempt.
+            checked_at_command_end_ =
+                !result.ran_on_host &&
+                (!result.decision || *result.decision == Decision::nobody_to_ask);
             if (interactive_ && last != '\n') end_unfinished_line();
             transcript_.record({{"type", "user_command"},
                                 {"command", command},
@@ -206,6 +216,7 @@ private:
     Agent agent_;
     bool failed_turns_ = false;
     bool transcript_warned_ = false;
+    bool checked_at_command_end_ = false;  // secure_repositories() has nothing new to find
 };
 
 int run_interactive(Terminal& terminal, const ReplConfig& config) {

@@ -72,7 +72,8 @@ public:
     // Makes sure no hook or config a sandboxed command wrote into a git repository can run on
     // the host (Sandbox::secure_repositories) and tells the user, on stderr, and the audit log
     // what it did. run() does it after the sandboxed attempt and before a rerun; the front end
-    // before each prompt, since background jobs go on between commands.
+    // before each prompt, since background jobs go on between commands (but not right after
+    // a command that ended with this check, ran nowhere else and asked nobody).
     void secure_repositories();
 
 private:

@@ -66,6 +66,17 @@ prompt_back
 check "Enter denies: nothing changes on the host" test ! -e "$outside/denied"
 check "... and the audit log says deny" test "$(last_decision "$outside/denied")" = deny
 
+# What a command's background process makes while the offer waits is protected before the
+# next prompt, not only after the next command.
+late="$ws/late/.git/hooks/pre-commit"
+check "a refused command whose background process makes a repository asks" \
+    ask "(sleep 1; git init -q late && printf '#!/bin/sh\\n' > late/.git/hooks/pre-commit) >/dev/null 2>&1 & touch $outside/late"
+for _ in $(seq 100); do [[ -e $late ]] && break; sleep 0.1; done
+tmux_ send-keys -t main Enter
+prompt_back
+check "... the hook it wrote meanwhile is moved aside before the next prompt" \
+    contains "$(tmux_ capture-pane -p -J -t main -S -)" "wrote the git hook $late;"
+
 check "s is offered too" ask "touch $outside/session"
 tmux_ send-keys -t main s
 prompt_back
@@ -143,7 +154,7 @@ type_command 'echo still-alive'
 check "... and runs the next command" wait_for_count "^still-alive" 0 5
 check "no rerun survives" test -z "$(pgrep -u "$E2E_USER" -fx "sleep 60.$$")"
 
-check "one offer line per offer in the audit log" test "$(audit_query session_count "$outside/once")" -eq 11
+check "one offer line per offer in the audit log" test "$(audit_query session_count "$outside/once")" -eq 12
 
 wait_for_prompt
 tmux_ send-keys -t main C-d
