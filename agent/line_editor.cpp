@@ -495,6 +495,17 @@ std::string render(std::string_view prompt, const LineBuffer& buffer, int column
     return out;
 }
 
+std::string render_whole(std::string_view prompt, std::string_view text) {
+    std::vector<Glyph> glyphs;
+    append_glyphs(prompt, glyphs);
+    append_glyphs(text, glyphs);
+    // Erased first: erasing after a line that fills the last column would take its last
+    // character, where the cursor waits to wrap.
+    std::string out = "\r\x1b[K";
+    for (const Glyph& glyph : glyphs) out += glyph.shown;
+    return out;
+}
+
 // ---- LineEditor ----
 
 namespace {
@@ -532,15 +543,15 @@ std::optional<LineResult> LineEditor::apply_queued_keys(std::string_view prompt,
 }
 
 LineResult LineEditor::finish(Action action, std::string_view prompt, const LineBuffer& buffer) {
-    draw(prompt, buffer);
     switch (action) {
         case Action::submit:
-            terminal_.write("\r\n");
+            terminal_.write(render_whole(prompt, buffer.text()) + "\r\n");
             return {LineResult::line, buffer.text()};
         case Action::interrupt:
-            terminal_.write("^C\r\n");
+            terminal_.write(render_whole(prompt, buffer.text()) + "^C\r\n");
             return {LineResult::interrupted, buffer.text()};
         default:
+            draw(prompt, buffer);
             terminal_.write("\r\n");
             return {LineResult::eof, ""};
     }

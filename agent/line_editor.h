@@ -105,6 +105,10 @@ private:
 // around the cursor instead of wrapping. Control characters show as ^X and C1 controls as
 // M-^X, so text can never send the terminal a control sequence. The prompt is plain text.
 std::string render(std::string_view prompt, const LineBuffer& buffer, int columns);
+// The bytes that leave a finished line on the screen whole: the line cleared, then prompt and
+// text, escaped as by render() but wrapping at the terminal's edge, so what scrolls away is
+// everything that was entered rather than the window the cursor last saw.
+std::string render_whole(std::string_view prompt, std::string_view text);
 
 // How a read_line call ended.
 struct LineResult {

@@ -349,6 +349,13 @@ TEST_CASE("render scrolls a long line horizontally instead of wrapping") {
     CHECK(render("> ", buffer_with({"abcdefg"}), 10) == "\r> abcdefg\x1b[K\r\x1b[9C");
 }
 
+TEST_CASE("render_whole leaves the entered line whole, escaped as render shows it") {
+    // Cleared first, then all of it, however wide: the terminal wraps it.
+    CHECK(render_whole("> ", "abcdefghijklmnopqrstuvwxyz") ==
+          "\r\x1b[K> abcdefghijklmnopqrstuvwxyz");
+    CHECK(render_whole("> ", "x\x1b[2J\xE2\x80\xAE") == "\r\x1b[K> x^[[2J\\u202e");
+}
+
 TEST_CASE("render keeps the cursor and the character under it on screen") {
     const std::string text = "0123456789 abcdefghij 日本語のテキスト ^X \t end";
     for (int columns : {2, 5, 10, 13, 40, 80}) {
@@ -442,7 +449,7 @@ TEST_CASE("LineEditor over pipes: echo, typeahead, interrupt and eof") {
     CHECK(first.text == "héi");
     CHECK(read_available(output.read_end) ==
           "\r> \x1b[K\r\x1b[2C"
-          "\r> héi\x1b[K\r\x1b[4C\r\n");
+          "\r\x1b[K> héi\r\n");
 
     LineResult second = editor.read_line("> ");
     CHECK(second.kind == LineResult::line);
@@ -457,7 +464,7 @@ TEST_CASE("LineEditor over pipes: echo, typeahead, interrupt and eof") {
     LineResult interrupted = editor.read_line("> ");
     CHECK(interrupted.kind == LineResult::interrupted);
     CHECK(interrupted.text == "oops");
-    CHECK(ends_with(read_available(output.read_end), "\r> oops\x1b[K\r\x1b[6C^C\r\n"));
+    CHECK(ends_with(read_available(output.read_end), "\r\x1b[K> oops^C\r\n"));
 
     write_bytes(input.write_end, "\x04");
     CHECK(editor.read_line("> ").kind == LineResult::eof);
@@ -507,8 +514,9 @@ TEST_CASE("LineEditor on a real pseudo-terminal") {
 
     std::string echoed = read_available(master);
     CHECK(echoed.rfind("\r$ \x1b[K\r\x1b[2C", 0) == 0);
-    // 21 columns of prompt and text on a 20-column terminal: the end is cut off, not wrapped.
-    CHECK(ends_with(echoed, "\r$ ls at /etc/hostna\x1b[K\r\x1b[5C\r\n"));
+    // 21 columns of prompt and text on a 20-column terminal: once entered, the line is left
+    // whole, wrapping, not as the window the cursor last saw.
+    CHECK(ends_with(echoed, "\r\x1b[K$ ls at /etc/hostname\r\n"));
 
     ::close(slave);
     ::close(master);
