@@ -528,9 +528,11 @@ void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
         own.pop_back();
         const std::string& dir = item.path;
         // The watch comes before the listing: what is made after it is an event, what was
-        // there before is listed. A folder found in a listing has it already.
+        // there before is listed. A folder found in a listing had its watch, or its change
+        // time noted, there already.
+        const bool top = !item.parent;
         bool unwatched = item.unwatched;
-        if (!item.parent) unwatched = !queue.watch || !add_watch(dir, found);
+        if (top) unwatched = !queue.watch || !add_watch(dir, found);
         // Opened from the folder it was listed in: no walk down the whole path again.
         const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
         auto fd = std::make_shared<UniqueFd>(
@@ -546,7 +548,7 @@ void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
         if (::fstat(fd->get(), &self) != 0) continue;
         // Without a watch, the folder's change time tells a later check whether to list it
         // again; taken before the listing, so a change during it shows as a newer one.
-        if (unwatched && !item.parent) note_unwatched(dir, self, found);
+        if (unwatched && top) note_unwatched(dir, self, found);
         auto seen = std::find_if(counting.begin(), counting.end(),
                                  [&](const auto& c) { return c.first == self.st_dev; });
         if (seen == counting.end())
