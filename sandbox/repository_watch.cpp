@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <sys/fanotify.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -34,11 +35,35 @@ namespace {
 // Creations and renames are all that can bring a repository, a hook or a redirect: the files
 // git reads in a repository Caretz knows of are read-only inside already.
 constexpr uint32_t kEvents = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW;
+// The same for a fanotify mark, folders included.
+constexpr uint64_t kMarkEvents = FAN_CREATE | FAN_MOVED_TO | FAN_ONDIR;
 constexpr const char* kAside = ".disabled-by-caretz";
 
 // Whether inotify_add_watch failed because the user's watches are used up.
 bool past_watch_limit(int err) {
     return err == ENOSPC || err == ENOMEM;
+}
+
+// Whether the kernel keeps the file system's folders itself (ext4, xfs and tmpfs): a folder's
+// link count then counts its subfolders, and a file handle from name_to_handle_at is the one a
+// fanotify event reports. A FUSE or network file system reports what its server says, btrfs
+// and overlayfs one link for every folder.
+bool kernel_kept(unsigned long fs_type) {
+    switch (fs_type) {
+        case EXT4_SUPER_MAGIC:  // ext2, ext3 and ext4 share it
+        case XFS_SUPER_MAGIC:
+        case TMPFS_MAGIC:
+            return true;
+    }
+    return false;
+}
+
+// A folder's fanotify mark, as its events name it: its file system and its file handle.
+std::string mark_key(const __kernel_fsid_t& fsid, const file_handle& handle) {
+    std::string key(reinterpret_cast<const char*>(&fsid), sizeof fsid);
+    key.append(reinterpret_cast<const char*>(&handle.handle_type), sizeof handle.handle_type);
+    key.append(reinterpret_cast<const char*>(handle.f_handle), handle.handle_bytes);
+    return key;
 }
 
 std::optional<struct stat> lstat_of(const std::string& path) {
@@ -164,10 +189,11 @@ std::string describe(const RepositoryFinding& f) {
             return "caretz: cannot search " + f.path +
                    " for git repositories; the sandbox may not write anywhere in it";
         case K::watch_limit:
-            return "caretz: the inotify watch limit (fs.inotify.max_user_watches) is reached; " +
+            return "caretz: the limits on watched folders (fs.inotify.max_user_watches, then "
+                   "fs.fanotify.max_user_marks) are reached; " +
                    f.detail +
                    " folders have no watch, so after every command Caretz looks at each of them "
-                   "for a change instead, which slows commands down; raise the limit with sysctl";
+                   "for a change instead, which slows commands down; raise the limits with sysctl";
     }
     return "";
 }
@@ -366,6 +392,8 @@ void RepositoryWatch::Found::merge(Found&& other) {
     append(git_links, other.git_links);
     append(unreadable, other.unreadable);
     append(watches, other.watches);
+    append(marks, other.marks);
+    limit = limit || other.limit;
     append(unwatched, other.unwatched);
 }
 
@@ -408,18 +436,30 @@ void RepositoryWatch::promote() {
     for (unsigned t = 0; t < threads; ++t)
         promotion_->threads.emplace_back([this, total, threads, t, &p = *promotion_] {
             Promotion::Part& part = p.parts[t];
+            bool watches_used_up = false;  // marks from then on: no path walk in vain each time
             for (size_t i = total * t / threads;
                  i < total * (t + 1) / threads && !p.stop.load(std::memory_order_relaxed); ++i) {
                 const auto& [dir, seen] = unwatched_[i];
                 if (seen.racy) continue;  // listed again at the next check
-                int wd = ::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
-                if (wd < 0 && past_watch_limit(errno)) {
-                    part.limit = true;
-                    p.stop = true;  // the other threads would meet the limit too
-                    break;
+                int wd = watches_used_up
+                             ? -1
+                             : ::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
+                if (wd >= 0) {
+                    part.watched.emplace_back(wd, i);
+                } else if (watches_used_up || past_watch_limit(errno)) {
+                    watches_used_up = true;
+                    bool exhausted = false;
+                    std::string key = add_mark(dir, exhausted);
+                    if (exhausted) {
+                        part.limit = true;
+                        p.stop = true;  // the other threads would meet the limits too
+                        break;
+                    }
+                    if (key.empty()) continue;  // gone: its change time tells
+                    part.marked.emplace_back(std::move(key), i);
+                } else {
+                    continue;  // gone, or no folder now: its change time tells
                 }
-                if (wd < 0) continue;  // gone, or no folder now: its change time tells
-                part.watched.emplace_back(wd, i);
                 // Changed between its listing and its watch: listed again at the next check.
                 struct stat st;
                 if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !seen.same(st))
@@ -436,6 +476,10 @@ void RepositoryWatch::finish_promoting() {
     for (const auto& part : p->parts) {
         for (const auto& [wd, i] : part.watched) {
             watched_[wd] = unwatched_[i].first;
+            keep[i] = 0;
+        }
+        for (const auto& [key, i] : part.marked) {
+            marked_[key] = unwatched_[i].first;
             keep[i] = 0;
         }
         for (size_t i : part.changed) {
@@ -479,33 +523,63 @@ void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool par
     for (auto* list : {&found.git_dirs, &found.git_links, &found.unreadable})
         std::sort(list->begin(), list->end());
     for (auto& [wd, dir] : found.watches) watched_[wd] = dir;  // a folder moved keeps its wd
-    if (queue.watch && !found.unwatched.empty()) limit_reached_ = true;
+    for (auto& [key, dir] : found.marks) marked_[key] = dir;   // and its mark
+    if (found.limit) limit_reached_ = true;
     unwatched_.reserve(unwatched_.size() + found.unwatched.size());
     std::move(found.unwatched.begin(), found.unwatched.end(), std::back_inserter(unwatched_));
     found.watches.clear();
+    found.marks.clear();
     found.unwatched.clear();
 }
 
 // Whether the file system of `fd` counts a folder's subfolders in its link count, so that a
-// folder with two links has none: the kernel keeps that count itself on these (a FUSE or network
-// file system reports what its server says, btrfs and overlayfs one link for every folder).
+// folder with two links has none.
 bool counts_subfolders(int fd) {
     struct statfs fs;
-    if (::fstatfs(fd, &fs) != 0) return false;
-    switch (static_cast<unsigned long>(fs.f_type)) {
-        case EXT4_SUPER_MAGIC:  // ext2, ext3 and ext4 share it
-        case XFS_SUPER_MAGIC:
-        case TMPFS_MAGIC:
-            return true;
-    }
-    return false;
+    return ::fstatfs(fd, &fs) == 0 && kernel_kept(static_cast<unsigned long>(fs.f_type));
 }
 
-// Watches `dir` (by its path: inotify has no *at call); false past the watch limit.
+// Watches `dir` (by its path: inotify has no *at call); false when it stays without a watch
+// or a mark.
 bool RepositoryWatch::add_watch(const std::string& dir, Found& found) const {
     int wd = ::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
     if (wd >= 0) found.watches.emplace_back(wd, dir);
-    return wd >= 0 || !past_watch_limit(errno);
+    if (wd >= 0 || !past_watch_limit(errno)) return true;
+    std::string key = add_mark(dir, found.limit);
+    if (key.empty()) return false;
+    found.marks.emplace_back(std::move(key), dir);
+    return true;
+}
+
+std::string RepositoryWatch::add_mark(const std::string& dir, bool& exhausted) const {
+    // One fanotify group, made when the first folder needs it: a user has 128 at most.
+    std::call_once(fanotify_made_, [this] {
+        fanotify_.reset(::fanotify_init(
+            FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME | FAN_NONBLOCK | FAN_CLOEXEC, O_RDONLY));
+    });
+    // The handle and the mark both from one descriptor, so both are of the same folder.
+    UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) return "";  // gone, or no folder now: its change time tells
+    // Anything else that fails would fail for the next folder too: without fanotify (only
+    // root has it before Linux 5.13), past the marks' limit, or on a file system whose
+    // handles might not be those the events report.
+    struct statfs fs;
+    alignas(file_handle) unsigned char buffer[sizeof(file_handle) + MAX_HANDLE_SZ];
+    auto* handle = reinterpret_cast<file_handle*>(buffer);
+    handle->handle_bytes = MAX_HANDLE_SZ;
+    int mount_id;
+    if (!fanotify_.valid() || ::fstatfs(fd.get(), &fs) != 0 ||
+        !kernel_kept(static_cast<unsigned long>(fs.f_type)) ||
+        ::name_to_handle_at(fd.get(), "", handle, &mount_id, AT_EMPTY_PATH) != 0 ||
+        ::fanotify_mark(fanotify_.get(), FAN_MARK_ADD | FAN_MARK_ONLYDIR, kMarkEvents, fd.get(),
+                        nullptr) != 0) {
+        exhausted = true;
+        return "";
+    }
+    __kernel_fsid_t fsid;
+    static_assert(sizeof fsid == sizeof fs.f_fsid);
+    std::memcpy(&fsid, &fs.f_fsid, sizeof fsid);
+    return mark_key(fsid, *handle);
 }
 
 // Records the change time of a folder without a watch, for a later check.
@@ -657,19 +731,56 @@ void RepositoryWatch::read_events(std::set<std::string>& candidates,
                 continue;
             }
             if (ev->len == 0) continue;
-            const std::string& dir = it->second;
-            const std::string name = ev->name;
-            if (ev->mask & IN_ISDIR) new_dirs.push_back(join_path(dir, name));
-            if (name == ".git") candidates.insert(join_path(dir, name));
-            // A file git reads in a git folder, or a new entry in one's hooks.
-            if (name == "HEAD" || name == "objects" || name == "commondir" || name == "config" ||
-                name == "config.worktree" || name == "hooks")
-                candidates.insert(dir);
-            if (name_of(dir) == "hooks") {
-                candidates.insert(parent_of(dir));
-                recheck_.insert(parent_of(dir));
+            on_new_entry(it->second, ev->name, ev->mask & IN_ISDIR, candidates, new_dirs);
+        }
+    }
+}
+
+void RepositoryWatch::read_mark_events(std::set<std::string>& candidates,
+                                       std::vector<std::string>& new_dirs, bool& overflow) {
+    if (!fanotify_.valid()) return;
+    alignas(fanotify_event_metadata) char buf[65536];
+    ssize_t n;
+    while ((n = ::read(fanotify_.get(), buf, sizeof buf)) > 0) {
+        for (auto* ev = reinterpret_cast<fanotify_event_metadata*>(buf); FAN_EVENT_OK(ev, n);
+             ev = FAN_EVENT_NEXT(ev, n)) {
+            if (ev->fd >= 0) ::close(ev->fd);  // none is opened when handles are reported
+            if (ev->vers != FANOTIFY_METADATA_VERSION || (ev->mask & FAN_Q_OVERFLOW)) {
+                overflow = true;
+                continue;
+            }
+            const char* end = reinterpret_cast<const char*>(ev) + ev->event_len;
+            const char* at = reinterpret_cast<const char*>(ev) + ev->metadata_len;
+            while (at + sizeof(fanotify_event_info_header) <= end) {
+                auto* info = reinterpret_cast<const fanotify_event_info_fid*>(at);
+                if (info->hdr.len == 0) break;
+                if (info->hdr.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME) {
+                    auto* handle = reinterpret_cast<const file_handle*>(info->handle);
+                    auto folder = marked_.find(mark_key(info->fsid, *handle));
+                    if (folder != marked_.end())
+                        on_new_entry(
+                            folder->second,
+                            reinterpret_cast<const char*>(handle->f_handle) + handle->handle_bytes,
+                            ev->mask & FAN_ONDIR, candidates, new_dirs);
+                }
+                at += info->hdr.len;
             }
         }
+    }
+}
+
+void RepositoryWatch::on_new_entry(const std::string& dir, const std::string& name, bool folder,
+                                   std::set<std::string>& candidates,
+                                   std::vector<std::string>& new_dirs) {
+    if (folder) new_dirs.push_back(join_path(dir, name));
+    if (name == ".git") candidates.insert(join_path(dir, name));
+    // A file git reads in a git folder, or a new entry in one's hooks.
+    if (name == "HEAD" || name == "objects" || name == "commondir" || name == "config" ||
+        name == "config.worktree" || name == "hooks")
+        candidates.insert(dir);
+    if (name_of(dir) == "hooks") {
+        candidates.insert(parent_of(dir));
+        recheck_.insert(parent_of(dir));
     }
 }
 
@@ -718,6 +829,7 @@ std::vector<RepositoryFinding> RepositoryWatch::checked() {
     std::vector<std::string> new_dirs;
     bool overflow = false;
     if (inotify_.valid()) read_events(candidates, new_dirs, overflow);
+    read_mark_events(candidates, new_dirs, overflow);
     Found found;
     if (overflow) {
         // Events were lost: search everything again (watches already there stay).

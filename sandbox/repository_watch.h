@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -30,7 +31,7 @@ struct RepositoryFinding {
         redirect_moved_aside,  // a `commondir` naming a git folder the sandbox may write
         not_protected,         // hooks and config stay writable inside: checked again later
         folder_protected,      // a folder that could not be searched, read-only instead
-        watch_limit,           // past the inotify watch limit: `detail` folders without a watch
+        watch_limit,           // past the watch limits: `detail` folders without a watch
     };
     Kind kind;
     std::string path;
@@ -65,9 +66,14 @@ std::string describe(const RepositoryFinding& finding);
 // that is not a sample, cuts its config down to what a clone needs (git_config_filter.h), and moves
 // aside a `commondir` that names a git folder the sandbox may write.
 //
-// It fails closed: a folder it cannot read is protected whole, and once the inotify watch
-// limit is reached, every folder left without a watch has its change time (ctime, which no
-// command can set back) compared at every check, and is listed again when it moved.
+// Past the user's inotify watch limit, a folder on ext4, xfs or tmpfs gets a fanotify mark
+// instead (unprivileged, reporting the folder's file handle and the entry's name), which has a
+// limit of its own; a file system whose handles Caretz cannot be sure to match keeps the
+// change time instead.
+//
+// It fails closed: a folder it cannot read is protected whole, and once both limits are
+// reached, every folder left without a watch has its change time (ctime, which no command can
+// set back) compared at every check, and is listed again when it moved.
 class RepositoryWatch {
 public:
     // Binds, inside one running sandbox, `read_only` read-only; returns "" on success or what
@@ -120,7 +126,9 @@ private:
         std::vector<std::string> git_links;  // `.git` files and symlinks
         std::vector<std::string> unreadable;
         std::vector<std::pair<int, std::string>> watches;          // added
-        std::vector<std::pair<std::string, Unwatched>> unwatched;  // past the limit
+        std::vector<std::pair<std::string, std::string>> marks;    // added: key, folder
+        std::vector<std::pair<std::string, Unwatched>> unwatched;  // past the limits
+        bool limit = false;  // no more watches nor marks can be added
         void merge(Found&& other);
     };
     // Searches `tops` and everything below them, with `parallel` on as many threads as the
@@ -133,7 +141,13 @@ private:
     struct FolderQueue;  // the folders still to search, shared by the threads of one walk
     // One thread of walk().
     void walk_folders(FolderQueue& queue, Found& found) const;
+    // Watches `dir`: an inotify watch, else a fanotify mark. False when it stays without
+    // either (found.limit: no other folder would get one either).
     bool add_watch(const std::string& dir, Found& found) const;
+    // A fanotify mark on `dir`: its key in marked_, or "" when it has none. `exhausted` is set
+    // when no other folder would get one either (no fanotify, the user's marks used up, a file
+    // system it does not mark).
+    std::string add_mark(const std::string& dir, bool& exhausted) const;
     static void note_unwatched(const std::string& dir, const struct stat& st, Found& found);
     // A folder without subfolders (`name` in `parent`): looks up what a listing would find;
     // false when it must be listed after all.
@@ -150,6 +164,11 @@ private:
     std::vector<RepositoryFinding> checked();  // check(), with no watches being added
     void read_events(std::set<std::string>& candidates, std::vector<std::string>& new_dirs,
                      bool& overflow);
+    void read_mark_events(std::set<std::string>& candidates, std::vector<std::string>& new_dirs,
+                          bool& overflow);
+    // `name` was made in, or moved into, the watched folder `dir`.
+    void on_new_entry(const std::string& dir, const std::string& name, bool folder,
+                      std::set<std::string>& candidates, std::vector<std::string>& new_dirs);
     // Protects the git folder `path` names (a git folder, a `.git` file or symlink) where it
     // is new or changed; returns it then.
     std::optional<std::string> inspect(const std::string& path,
@@ -173,7 +192,10 @@ private:
     std::set<std::string> hidden_;
     std::string home_;
     UniqueFd inotify_;
-    std::unordered_map<int, std::string> watched_;              // watch descriptor -> folder
+    std::unordered_map<int, std::string> watched_;  // watch descriptor -> folder
+    mutable std::once_flag fanotify_made_;
+    mutable UniqueFd fanotify_;  // past the inotify limit; made by the first add_mark()
+    std::unordered_map<std::string, std::string> marked_;       // mark key -> folder
     std::vector<std::pair<std::string, Unwatched>> unwatched_;  // past the inotify watch limit
     std::vector<std::string> notes_;
     // Paths protected: those from the start with inode 0, later ones with their inode.
@@ -188,14 +210,15 @@ private:
         std::atomic<bool> stop{false};
         struct Part {                                     // what one thread did
             std::vector<std::pair<int, size_t>> watched;  // watch descriptor, index in unwatched_
-            std::vector<size_t> changed;                  // changed since listed: list again
-            bool limit = false;                           // the watch limit was reached
+            std::vector<std::pair<std::string, size_t>> marked;  // mark key, index in unwatched_
+            std::vector<size_t> changed;                         // changed since listed: list again
+            bool limit = false;                                  // no more watches nor marks
         };
         std::vector<Part> parts;
     };
     std::unique_ptr<Promotion> promotion_;
-    bool limit_reached_ = false;
-    bool limit_told_ = false;  // the watch_limit finding was given
+    bool limit_reached_ = false;  // no watch nor mark can be added
+    bool limit_told_ = false;     // the watch_limit finding was given
 };
 
 // `policy` with the paths `watch` (may be null) protected since the start, for a sandbox that

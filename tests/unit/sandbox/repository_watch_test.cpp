@@ -1,6 +1,8 @@
 #include "sandbox/repository_watch.h"
 
+#include <sched.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +10,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
 #include <string>
 
 using namespace caretz;
@@ -53,15 +58,75 @@ std::string read(const std::string& path) {
 
 using Kind = RepositoryFinding::Kind;
 
-// The inotify watches this process holds, from /proc/self/fdinfo.
-size_t inotify_watches() {
-    size_t n = 0;
+// The lines of /proc/self/fdinfo that start with `prefix`: one per inotify watch ("inotify
+// wd:") or fanotify mark ("fanotify ino:") this process holds.
+std::vector<std::string> fdinfo_lines(const std::string& prefix) {
+    std::vector<std::string> lines;
     for (const auto& entry : fs::directory_iterator("/proc/self/fdinfo")) {
         std::ifstream in(entry.path());
         for (std::string line; std::getline(in, line);)
-            if (line.starts_with("inotify wd:")) ++n;
+            if (line.starts_with(prefix)) lines.push_back(line);
     }
-    return n;
+    return lines;
+}
+
+size_t inotify_watches() {
+    return fdinfo_lines("inotify wd:").size();
+}
+
+// The inodes of the folders under a fanotify mark ("fanotify") or an inotify watch
+// ("inotify") of this process.
+std::set<ino_t> watched_inodes(const std::string& kind) {
+    std::set<ino_t> inodes;
+    for (const auto& line : fdinfo_lines(kind + " ")) {
+        const size_t at = line.find(" ino:");
+        if (at != std::string::npos) inodes.insert(std::stoull(line.substr(at + 5), nullptr, 16));
+    }
+    return inodes;
+}
+
+// Runs `scenario` in a child process, in a user namespace of its own whose limits are
+// `watches` inotify watches and `marks` fanotify marks (the user's own limits still apply
+// above them). Returns what went wrong, as `scenario` says it, or "" when nothing did.
+std::string with_limits(int watches, int marks, const std::function<std::string()>& scenario) {
+    int report[2];
+    REQUIRE(::pipe(report) == 0);
+    const uid_t uid = ::getuid();
+    const gid_t gid = ::getgid();
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        ::close(report[0]);
+        auto put = [](const std::string& path, const std::string& text) {
+            std::ofstream(path) << text;
+        };
+        std::string said;
+        try {
+            if (::unshare(CLONE_NEWUSER) != 0) throw std::runtime_error("unshare failed");
+            put("/proc/self/setgroups", "deny");
+            put("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1");
+            put("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1");
+            put("/proc/sys/user/max_inotify_watches", std::to_string(watches));
+            put("/proc/sys/user/max_fanotify_marks", std::to_string(marks));
+            said = scenario();
+        } catch (const std::exception& e) {
+            said = std::string("failed: ") + e.what();
+        } catch (...) {
+            said = "failed";
+        }
+        ssize_t ignored = ::write(report[1], said.data(), said.size());
+        (void)ignored;
+        ::_exit(0);
+    }
+    ::close(report[1]);
+    std::string said;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(report[0], buf, sizeof buf)) > 0;)
+        said.append(buf, static_cast<size_t>(n));
+    ::close(report[0]);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return WIFEXITED(status) ? said : "the child died";
 }
 
 // 60 top folders with 100 folders each, older than the file system's clock can tell apart
@@ -71,6 +136,17 @@ void make_old_tree(const Workspace& ws) {
         "for t in $(seq 0 59); do for o in $(seq 0 99); do echo t$t/o$o; done; done | "
         "xargs mkdir -p");
     ::sleep(2);
+}
+
+// The first folder of make_old_tree's tree whose inode `pick` takes, or "".
+std::string tree_folder(const Workspace& ws, const std::function<bool(ino_t)>& pick) {
+    for (int t = 0; t < 60; ++t)
+        for (int o = 0; o < 100; ++o) {
+            const std::string name = "t" + std::to_string(t) + "/o" + std::to_string(o);
+            struct stat st;
+            if (::stat((ws / name).c_str(), &st) == 0 && pick(st.st_ino)) return name;
+        }
+    return "";
 }
 
 bool found(const std::vector<RepositoryFinding>& findings, Kind kind, const std::string& path) {
@@ -298,4 +374,64 @@ TEST_CASE("the start adds its watches after the search, and change times cover t
         added = inotify_watches() - before;
     }
     CHECK(added >= folders);
+}
+
+TEST_CASE("past the inotify limit, fanotify marks watch the other folders") {
+    Workspace ws;
+    make_old_tree(ws);
+    const std::string said = with_limits(2000, 1000000, [&] {
+        SandboxPolicy policy = ws.policy();
+        RepositoryWatch watch(policy, {});
+        std::ostringstream wrong;
+        for (const auto& f : watch.check())
+            if (f.kind == Kind::watch_limit) wrong << "said the limit was reached; ";
+        // Every folder is watched: the root and the tree, 6,061 in all.
+        const std::set<ino_t> marked = watched_inodes("fanotify");
+        if (inotify_watches() + marked.size() != 6061)
+            wrong << inotify_watches() << " watches and " << marked.size() << " marks; ";
+        // A repository made in a folder with a mark is found by its event alone: no folder
+        // is left to change times.
+        const std::string folder = tree_folder(ws, [&](ino_t ino) { return marked.count(ino); });
+        if (folder.empty()) return wrong.str() + "no folder has a mark";
+        ws.sh("git init -q " + folder + "/new && printf x > " + folder +
+              "/new/.git/hooks/pre-push && mkdir -p " + folder + "/a/b && git init -q " + folder +
+              "/a/b/c");
+        auto findings = watch.check();
+        if (!found(findings, Kind::protected_repository, ws / (folder + "/new/.git")))
+            wrong << "did not find " << folder << "/new; ";
+        if (!found(findings, Kind::hook_disabled, ws / (folder + "/new/.git/hooks/pre-push")))
+            wrong << "did not move the hook aside; ";
+        if (!found(findings, Kind::protected_repository, ws / (folder + "/a/b/c/.git")))
+            wrong << "did not find " << folder << "/a/b/c; ";
+        if (!watch.check().empty()) wrong << "found something again; ";
+        return wrong.str();
+    });
+    CHECK(said == "");
+}
+
+TEST_CASE("past both limits, change times cover the folders left, and Caretz says so") {
+    Workspace ws;
+    make_old_tree(ws);
+    const std::string said = with_limits(1000, 1000, [&] {
+        SandboxPolicy policy = ws.policy();
+        RepositoryWatch watch(policy, {});
+        std::ostringstream wrong;
+        auto first = watch.check();
+        auto limit = std::find_if(first.begin(), first.end(),
+                                  [](const auto& f) { return f.kind == Kind::watch_limit; });
+        if (limit == first.end()) return std::string("did not say the limits were reached");
+        if (std::stoi(limit->detail) < 4061) wrong << "only " << limit->detail << " unwatched; ";
+        if (describe(*limit).find("fs.fanotify.max_user_marks") == std::string::npos)
+            wrong << "did not name the fanotify limit; ";
+        // In a folder with neither, by its change time.
+        std::set<ino_t> watched = watched_inodes("fanotify");
+        watched.merge(watched_inodes("inotify"));
+        const std::string folder = tree_folder(ws, [&](ino_t ino) { return !watched.count(ino); });
+        if (folder.empty()) return wrong.str() + "every folder is watched";
+        ws.sh("git init -q " + folder + "/new");
+        if (!found(watch.check(), Kind::protected_repository, ws / (folder + "/new/.git")))
+            wrong << "did not find " << folder << "/new; ";
+        return wrong.str();
+    });
+    CHECK(said == "");
 }
