@@ -811,9 +811,10 @@ def make_folders(root, total):
     return total
 
 
-def inotify_limit():
+def sysctl_limit(name):
+    """A limit from /proc/sys (a path below it, such as fs/inotify/max_user_watches)."""
     try:
-        with open("/proc/sys/fs/inotify/max_user_watches") as f:
+        with open(f"/proc/sys/{name}") as f:
             return int(f.read())
     except (OSError, ValueError):
         return None
@@ -890,7 +891,9 @@ def repositories(args, env, sizes):
                 s.stop()
             shutil.rmtree(ws, ignore_errors=True)
         rows.append(row)
-    return {"rows": rows, "inotify_limit": inotify_limit(), "baseline": args.baseline_commit,
+    return {"rows": rows, "inotify_limit": sysctl_limit("fs/inotify/max_user_watches"),
+            "fanotify_limit": sysctl_limit("fs/fanotify/max_user_marks"),
+            "baseline": args.baseline_commit,
             "baseline_ran": bool(args.baseline_caretz)}
 
 
@@ -1197,9 +1200,11 @@ def report(res):
                    + (f"\"Without the watch\" is a build of {rep['baseline']}, from before it, "
                       "run in alternation with this one. " if rep.get("baseline_ran") else "")
                    + "The inotify watch limit here "
-                   f"(fs.inotify.max_user_watches) is {rep.get('inotify_limit')}: each check "
-                   "compares the change time of every folder beyond it, and searches again "
-                   "those whose change time moved.")
+                   f"(fs.inotify.max_user_watches) is {rep.get('inotify_limit')}; folders past "
+                   "it get a fanotify mark, up to "
+                   f"fs.fanotify.max_user_marks ({rep.get('fanotify_limit', '?')}). Past both, "
+                   "each check compares the change time of every folder left, and searches "
+                   "again those whose change time moved.")
         out.append("")
         out.extend(repositories_table(rep))
         out.append("")
