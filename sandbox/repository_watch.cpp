@@ -436,30 +436,22 @@ void RepositoryWatch::promote() {
     for (unsigned t = 0; t < threads; ++t)
         promotion_->threads.emplace_back([this, total, threads, t, &p = *promotion_] {
             Promotion::Part& part = p.parts[t];
-            bool watches_used_up = false;  // marks from then on: no path walk in vain each time
             for (size_t i = total * t / threads;
                  i < total * (t + 1) / threads && !p.stop.load(std::memory_order_relaxed); ++i) {
                 const auto& [dir, seen] = unwatched_[i];
                 if (seen.racy) continue;  // listed again at the next check
-                int wd = watches_used_up
-                             ? -1
-                             : ::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
-                if (wd >= 0) {
-                    part.watched.emplace_back(wd, i);
-                } else if (watches_used_up || past_watch_limit(errno)) {
-                    watches_used_up = true;
-                    bool exhausted = false;
-                    std::string key = add_mark(dir, exhausted);
-                    if (exhausted) {
-                        part.limit = true;
-                        p.stop = true;  // the other threads would meet the limits too
-                        break;
-                    }
-                    if (key.empty()) continue;  // gone: its change time tells
-                    part.marked.emplace_back(std::move(key), i);
-                } else {
-                    continue;  // gone, or no folder now: its change time tells
+                FolderWatch watch = watch_folder(dir);
+                if (watch.exhausted) {
+                    part.limit = true;
+                    p.stop = true;  // the other threads would meet the limits too
+                    break;
                 }
+                if (watch.wd >= 0)
+                    part.watched.emplace_back(watch.wd, i);
+                else if (!watch.key.empty())
+                    part.marked.emplace_back(std::move(watch.key), i);
+                else
+                    continue;  // gone, or no folder now: its change time tells
                 // Changed between its listing and its watch: listed again at the next check.
                 struct stat st;
                 if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !seen.same(st))
@@ -539,19 +531,22 @@ bool counts_subfolders(int fd) {
     return ::fstatfs(fd, &fs) == 0 && kernel_kept(static_cast<unsigned long>(fs.f_type));
 }
 
-// Watches `dir` (by its path: inotify has no *at call); false when it stays without a watch
-// or a mark.
-bool RepositoryWatch::add_watch(const std::string& dir, Found& found) const {
+// By its path: inotify has no *at call.
+RepositoryWatch::FolderWatch RepositoryWatch::watch_folder(const std::string& dir) const {
     int wd = ::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
-    if (wd >= 0) found.watches.emplace_back(wd, dir);
-    if (wd >= 0 || !past_watch_limit(errno)) return true;
-    std::string key = add_mark(dir, found.limit);
-    if (key.empty()) return false;
-    found.marks.emplace_back(std::move(key), dir);
-    return true;
+    if (wd >= 0 || !past_watch_limit(errno)) return {wd, "", false};
+    return add_mark(dir);
 }
 
-std::string RepositoryWatch::add_mark(const std::string& dir, bool& exhausted) const {
+bool RepositoryWatch::add_watch(const std::string& dir, Found& found) const {
+    FolderWatch watch = watch_folder(dir);
+    if (watch.wd >= 0) found.watches.emplace_back(watch.wd, dir);
+    if (!watch.key.empty()) found.marks.emplace_back(std::move(watch.key), dir);
+    if (watch.exhausted) found.limit = true;
+    return !watch.exhausted;
+}
+
+RepositoryWatch::FolderWatch RepositoryWatch::add_mark(const std::string& dir) const {
     // One fanotify group, made when the first folder needs it: a user has 128 at most.
     std::call_once(fanotify_made_, [this] {
         fanotify_.reset(::fanotify_init(
@@ -559,7 +554,7 @@ std::string RepositoryWatch::add_mark(const std::string& dir, bool& exhausted) c
     });
     // The handle and the mark both from one descriptor, so both are of the same folder.
     UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd.valid()) return "";  // gone, or no folder now: its change time tells
+    if (!fd.valid()) return {};  // gone, or no folder now
     // Anything else that fails would fail for the next folder too: without fanotify (only
     // root has it before Linux 5.13), past the marks' limit, or on a file system whose
     // handles might not be those the events report.
@@ -572,14 +567,12 @@ std::string RepositoryWatch::add_mark(const std::string& dir, bool& exhausted) c
         !kernel_kept(static_cast<unsigned long>(fs.f_type)) ||
         ::name_to_handle_at(fd.get(), "", handle, &mount_id, AT_EMPTY_PATH) != 0 ||
         ::fanotify_mark(fanotify_.get(), FAN_MARK_ADD | FAN_MARK_ONLYDIR, kMarkEvents, fd.get(),
-                        nullptr) != 0) {
-        exhausted = true;
-        return "";
-    }
+                        nullptr) != 0)
+        return {-1, "", true};
     __kernel_fsid_t fsid;
     static_assert(sizeof fsid == sizeof fs.f_fsid);
     std::memcpy(&fsid, &fs.f_fsid, sizeof fsid);
-    return mark_key(fsid, *handle);
+    return {-1, mark_key(fsid, *handle), false};
 }
 
 // Records the change time of a folder without a watch, for a later check.

@@ -141,13 +141,20 @@ private:
     struct FolderQueue;  // the folders still to search, shared by the threads of one walk
     // One thread of walk().
     void walk_folders(FolderQueue& queue, Found& found) const;
-    // Watches `dir`: an inotify watch, else a fanotify mark. False when it stays without
-    // either (found.limit: no other folder would get one either).
+    // What one folder got: an inotify watch, else a fanotify mark, else neither, because it
+    // is gone (or no folder now) or because no other folder would get one either (no
+    // fanotify, the user's marks used up, a file system it does not mark): `exhausted`.
+    struct FolderWatch {
+        int wd = -1;
+        std::string key;  // the mark's, in marked_
+        bool exhausted = false;
+    };
+    FolderWatch watch_folder(const std::string& dir) const;
+    // watch_folder() for a walk, into `found`; false when it is `exhausted` (found.limit is
+    // set then), so the folder's change time must tell.
     bool add_watch(const std::string& dir, Found& found) const;
-    // A fanotify mark on `dir`: its key in marked_, or "" when it has none. `exhausted` is set
-    // when no other folder would get one either (no fanotify, the user's marks used up, a file
-    // system it does not mark).
-    std::string add_mark(const std::string& dir, bool& exhausted) const;
+    // The fanotify mark watch_folder() falls back to past the inotify limit.
+    FolderWatch add_mark(const std::string& dir) const;
     static void note_unwatched(const std::string& dir, const struct stat& st, Found& found);
     // A folder without subfolders (`name` in `parent`): looks up what a listing would find;
     // false when it must be listed after all.
