@@ -2,8 +2,6 @@
 
 #include <dirent.h>
 #include <netdb.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -17,6 +15,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "pty/signal_pipe.h"
 #include "sandbox/network_relay.h"
 #include "sandbox/network_request.h"
 #include "sandbox/sandbox.h"
@@ -154,19 +153,14 @@ NetworkProxy::NetworkProxy(DomainPolicy policy)
         remove_socket_path();
         throw std::runtime_error("cannot start the network proxy: " + why);
     }
-    // Signals (a resize, SIGTERM, SIGHUP) are the main thread's, whose waits they interrupt:
-    // the proxy's threads, and the handshake threads they start, block them all.
-    sigset_t all, previous;
-    ::sigfillset(&all);
-    ::pthread_sigmask(SIG_SETMASK, &all, &previous);
+    // The proxy's threads, and the handshake threads they start, take no signals.
     try {
+        SignalsBlocked inherited;
         thread_ = std::thread([this] { loop(); });
     } catch (const std::system_error& e) {
-        ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
         remove_socket_path();
         throw std::runtime_error(std::string("cannot start the network proxy: ") + e.what());
     }
-    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 NetworkProxy::~NetworkProxy() {
