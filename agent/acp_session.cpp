@@ -23,7 +23,7 @@ AcpSession::AcpSession(const AcpConfig& config, AcpConnection& connection, const
       connection_(connection),
       id_(options.session_id),
       approver_(connection, id_, config.permission_timeout, *this),
-      commands_(spec, config.fresh_per_command, options, &approver_),
+      commands_([spec] { return spec; }, config.fresh_per_command, options, &approver_),
       model_(config.model),
       transcript_(config.sessions_dir + "/" + id_ + ".jsonl",
                   transcript_header(id_, config.model, spec.cwd)),

@@ -6,19 +6,26 @@
 
 namespace caretz {
 
-CommandRunner::CommandRunner(const SandboxSpec& spec, bool fresh_per_command,
+CommandRunner::CommandRunner(std::function<SandboxSpec()> spec, bool fresh_per_command,
                              CommandPipeline::Options options, Approver* approver)
-    : spec_(spec),
+    : make_spec_(std::move(spec)),
       fresh_per_command_(fresh_per_command),
       options_(std::move(options)),
-      approver_(approver) {
-    normal_.spec = spec;
-    normal_.spec.policy.read_only = false;
-    plan_.spec = spec;
-    plan_.spec.policy.read_only = true;
+      approver_(approver) {}
+
+const SandboxSpec& CommandRunner::spec() {
+    if (!spec_) {
+        spec_ = make_spec_();
+        normal_.spec = *spec_;
+        normal_.spec.policy.read_only = false;
+        plan_.spec = *spec_;
+        plan_.spec.policy.read_only = true;
+    }
+    return *spec_;
 }
 
 CommandRunner::Slot& CommandRunner::open(bool plan_mode) {
+    spec();
     Slot& slot = plan_mode ? plan_ : normal_;
     if (!slot.sandbox) {
         slot.sandbox = open_sandbox(slot.spec, fresh_per_command_);

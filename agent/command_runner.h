@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,10 +19,11 @@ namespace caretz {
 // allowances. Background jobs are numbered across both, in the order they started.
 class CommandRunner {
 public:
-    // `spec` is the session's sandbox; its read-only flag is ignored, since plan mode picks
-    // the sandbox per command.
-    CommandRunner(const SandboxSpec& spec, bool fresh_per_command, CommandPipeline::Options options,
-                  Approver* approver);
+    // `spec` gives the session's sandbox, once, when the first command needs it (it may wait
+    // for the search for repositories to end). Its read-only flag is ignored, since plan mode
+    // picks the sandbox per command.
+    CommandRunner(std::function<SandboxSpec()> spec, bool fresh_per_command,
+                  CommandPipeline::Options options, Approver* approver);
     CommandRunner(const CommandRunner&) = delete;
     CommandRunner& operator=(const CommandRunner&) = delete;
 
@@ -48,7 +50,7 @@ public:
     // Destinations (host:port) the user allowed for the session at the network approval, in
     // the sandboxes open now.
     std::vector<std::string> network_allowances() const;
-    int columns() const { return spec_.size.cols; }
+    int columns() { return spec().size.cols; }
 
 private:
     struct Slot {
@@ -62,6 +64,7 @@ private:
         std::string command;
     };
 
+    const SandboxSpec& spec();
     Slot& open(bool plan_mode);
     void close(bool plan_mode);
     // Runs `action` on the mode's sandbox; if the sandbox fails, closes it and rethrows.
@@ -76,7 +79,8 @@ private:
     }
     BackgroundJobs* jobs_of(bool plan_mode);
 
-    SandboxSpec spec_;
+    std::function<SandboxSpec()> make_spec_;
+    std::optional<SandboxSpec> spec_;  // made at the first need
     bool fresh_per_command_;
     CommandPipeline::Options options_;
     Approver* approver_;

@@ -31,6 +31,8 @@ constexpr const char* kHelp =
     "/help        this text\n"
     "/quit        leave Caretz (Ctrl-D too)\n";
 
+constexpr std::chrono::milliseconds kUntilReady = std::chrono::hours(24 * 365);
+
 // One Caretz session: its sandboxes, the model, the transcript and the main agent. Lines come
 // in from whichever front end runs it.
 class Repl {
@@ -44,14 +46,13 @@ public:
           approver_(terminal ? std::make_optional<TerminalApprover>(
                                    *terminal, config.permission_timeout, config.notice)
                              : std::nullopt),
-          commands_(config.sandbox, config.fresh_per_command, config.pipeline,
-                    approver_ ? &*approver_ : nullptr),
+          commands_([sandbox = config.sandbox] { return sandbox.get().spec; },
+                    config.fresh_per_command, config.pipeline, approver_ ? &*approver_ : nullptr),
           model_(config.model),
-          transcript_(config.transcript_path, transcript_header(config.pipeline.session_id,
-                                                                config.model, config.sandbox.cwd)),
+          transcript_(config.transcript_path,
+                      transcript_header(config.pipeline.session_id, config.model, config.cwd)),
           services_{model_, commands_, transcript_,
-                    PromptFacts{config.sandbox.cwd, config.sandbox.shell, false, false,
-                                !config.fresh_per_command},
+                    PromptFacts{config.cwd, config.shell, false, false, !config.fresh_per_command},
                     terminal},
           agent_(services_, TurnView(view), Agent::Kind::main, "main") {}
 
@@ -101,8 +102,17 @@ public:
     // After a `!` command that only ran in the sandbox, the check at its end was a moment ago:
     // a second one would find the same, and past the inotify watch limit it costs as much.
     void secure_repositories() {
+        say_sandbox_notes(std::chrono::milliseconds(0));
         if (!checked_at_command_end_) commands_.secure_repositories();
         checked_at_command_end_ = false;
+    }
+
+    // What there is to say about the sandbox (sandbox_spec_for's notes), once, if it is ready
+    // within `wait`.
+    void say_sandbox_notes(std::chrono::milliseconds wait) {
+        if (notes_said_ || config_.sandbox.wait_for(wait) != std::future_status::ready) return;
+        notes_said_ = true;
+        for (const auto& note : config_.sandbox.get().notes) say(note + "\n");
     }
 
 private:
@@ -130,7 +140,8 @@ private:
     }
 
     void show_sandbox() {
-        SandboxReport report = config_.sandbox_report;
+        say_sandbox_notes(kUntilReady);
+        SandboxReport report = config_.sandbox.get().report;
         if (plan_mode_ != report.plan_mode) report.plan_mode_source = "/plan";
         report.plan_mode = plan_mode_;
         report.session_network_allowances = commands_.network_allowances();
@@ -153,6 +164,7 @@ private:
 
     void run_user_command(const std::string& command) {
         if (command.find_first_not_of(" \t") == std::string::npos) return;
+        say_sandbox_notes(kUntilReady);
         CommandIo io;
         io.terminal = terminal_;
         io.stdin_from_terminal = interactive_;
@@ -217,6 +229,7 @@ private:
     bool failed_turns_ = false;
     bool transcript_warned_ = false;
     bool checked_at_command_end_ = false;  // secure_repositories() has nothing new to find
+    bool notes_said_ = false;
 };
 
 int run_interactive(Terminal& terminal, const ReplConfig& config) {
@@ -226,6 +239,10 @@ int run_interactive(Terminal& terminal, const ReplConfig& config) {
     });
     write_all(STDOUT_FILENO, "Caretz: commands run in a sandbox; model " + config.model.model +
                                  ". Type /help for help.\n");
+    // In most workspaces the search for repositories is done within a tenth of a second, and
+    // what it has to say comes before the first prompt; in a very large one the prompt comes
+    // first, and the notes before a later one.
+    repl.say_sandbox_notes(std::chrono::milliseconds(100));
     auto prompt_text = [&] { return repl.plan_mode() ? "caretz (plan)> " : "caretz> "; };
     if (!config.first_prompt.empty()) {
         write_all(STDOUT_FILENO, prompt_text() + shown_escaped(config.first_prompt) + "\n");
@@ -245,6 +262,7 @@ int run_interactive(Terminal& terminal, const ReplConfig& config) {
 
 int run_script(const ReplConfig& config) {
     Repl repl(config, nullptr, ViewTargets{STDOUT_FILENO, STDERR_FILENO, STDERR_FILENO, ""});
+    repl.say_sandbox_notes(kUntilReady);  // no prompt to show meanwhile
     std::string line;
     while (std::getline(std::cin, line)) {
         if (!repl.handle(line)) break;
@@ -263,6 +281,7 @@ int run_print(const ReplConfig& config) {
         return 2;
     }
     Repl repl(config, nullptr, ViewTargets{-1, STDERR_FILENO, STDERR_FILENO, ""});
+    repl.say_sandbox_notes(kUntilReady);
     TurnOutcome outcome = repl.prompt(prompt);
     if (!outcome.ok()) return 1;
     std::string answer = outcome.answer;

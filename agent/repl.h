@@ -1,8 +1,10 @@
 #pragma once
 
 #include <chrono>
+#include <future>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agent/model_settings.h"
 #include "agent/sandbox_report.h"
@@ -12,9 +14,20 @@
 
 namespace caretz {
 
+// The session's sandbox as the search for git repositories under its writable roots left it,
+// with what /sandbox tells of it and what there is to say about it.
+struct PreparedSandbox {
+    SandboxSpec spec;
+    SandboxReport report;            // for /sandbox, as Caretz started
+    std::vector<std::string> notes;  // one line each
+};
+
 struct ReplConfig {
-    SandboxSpec sandbox;
-    SandboxReport sandbox_report;    // for /sandbox, as Caretz started
+    // Made while the prompt is up: in a workspace of many folders the search takes a while,
+    // and nothing runs in the sandbox before it is done (the first command waits for it).
+    std::shared_future<PreparedSandbox> sandbox;
+    std::string cwd;                 // the workspace, as in the sandbox's spec
+    std::string shell;               // the user's shell, as in the sandbox's spec
     bool fresh_per_command = false;  // --no-session
     bool plan_mode = false;          // --plan; /plan toggles it
     CommandPipeline::Options pipeline;

@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <future>
 
 #include "agent/acp_server.h"
 #include "agent/model_settings.h"
@@ -14,6 +15,7 @@
 #include "app/settings_loader.h"
 #include "app/user_context.h"
 #include "pty/fd_io.h"
+#include "pty/signal_pipe.h"
 #include "sandbox/phase_times.h"
 #include "sandbox/spawn.h"
 
@@ -98,8 +100,20 @@ int main(int argc, char** argv) {
     }
     UserContext user = current_user_context();
     ReplConfig repl;
-    repl.sandbox = sandbox_spec_for(cl, *settings, user);
-    repl.sandbox_report = sandbox_report_for(cl, *settings, user, repl.sandbox.policy);
+    // The search for repositories runs while the prompt is up; the first command waits for it.
+    // Its threads take no signals.
+    {
+        SignalsBlocked inherited;
+        repl.sandbox = std::async(std::launch::async, [&cl, settings = *settings, user] {
+                           PreparedSandbox prepared;
+                           prepared.spec = sandbox_spec_for(cl, settings, user, prepared.notes);
+                           prepared.report =
+                               sandbox_report_for(cl, settings, user, prepared.spec.policy);
+                           return prepared;
+                       }).share();
+    }
+    repl.cwd = user.cwd;
+    repl.shell = user.shell;
     repl.fresh_per_command = cl.no_session;
     repl.plan_mode = cl.plan;
     repl.pipeline = pipeline_options(*settings, user);

@@ -46,15 +46,15 @@ std::vector<std::string> git_global_configs(const std::string& home, const Envir
 
 // Caretz reads no config from a workspace. A file where one would be is likely someone's
 // attempt at one (standing rules, sandbox settings): saying so beats silently doing without.
-void note_ignored_workspace_config(const std::string& workspace) {
+void note_ignored_workspace_config(const std::string& workspace, std::vector<std::string>& notes) {
     const std::string path = workspace + "/.caretz/config.json";
     std::error_code ignored;
     if (!std::filesystem::exists(std::filesystem::symlink_status(path, ignored))) return;
-    std::fprintf(stderr,
-                 "caretz: %s is not read: Caretz takes no settings from a workspace, so standing "
-                 "rules (sandbox_off.always_allow) and sandbox settings come only from your own "
-                 "config and %s\n",
-                 path.c_str(), kMachineConfigPath);
+    notes.push_back("caretz: " + path +
+                    " is not read: Caretz takes no settings from a workspace, so standing rules "
+                    "(sandbox_off.always_allow) and sandbox settings come only from your own "
+                    "config and " +
+                    kMachineConfigPath);
 }
 
 // The policy the settings and flags make, before the search for repositories.
@@ -78,22 +78,27 @@ SandboxPolicy effective_policy(const CommandLine& cl, const Settings& settings,
 
 SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
                              const UserContext& user) {
+    std::vector<std::string> notes;
+    SandboxSpec spec = sandbox_spec_for(cl, settings, user, notes);
+    for (const auto& note : notes) std::fprintf(stderr, "%s\n", note.c_str());
+    return spec;
+}
+
+SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
+                             const UserContext& user, std::vector<std::string>& notes) {
     create_state_dir(user.home);
-    note_ignored_workspace_config(user.cwd);
+    note_ignored_workspace_config(user.cwd, notes);
     SandboxSpec spec;
     spec.policy = settings_policy(cl, settings, user);
     phase_done("policy");
     spec.repositories = std::make_shared<RepositoryWatch>(
         spec.policy, git_global_configs(user.home, user.env), cl.mode != Mode::exec);
-    for (const auto& note : spec.repositories->start_notes())
-        std::fprintf(stderr, "%s\n", note.c_str());
+    for (const auto& note : spec.repositories->start_notes()) notes.push_back(note);
     phase_done("repository search");
     for (const auto& git_dir :
          create_missing_git_paths(spec.policy, RealHostFs(), create_empty_path))
-        std::fprintf(stderr,
-                     "caretz: cannot create the missing hooks or config of %s; the sandbox may "
-                     "not write anywhere in it\n",
-                     git_dir.c_str());
+        notes.push_back("caretz: cannot create the missing hooks or config of " + git_dir +
+                        "; the sandbox may not write anywhere in it");
     spec.env = command_environment(user.env, spec.policy.env_overlay, api_key_variables(""));
     spec.shell = user.shell;
     // fish writes its universal variables next to its config and fails into every command's

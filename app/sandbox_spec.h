@@ -9,9 +9,15 @@
 namespace caretz {
 
 // The sandbox this run of Caretz gives its commands: the policy for the workspace after
-// config, profile and flags, the user's environment without API keys, the user's shell.
+// config, profile and flags, the user's environment without API keys, the user's shell. What
+// there is to say about it (the search for repositories, a workspace config that is not read)
+// goes to stderr.
 SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
                              const UserContext& user);
+// The same, with what there is to say added to `notes`, one line each, for a caller that says
+// it when it can (the REPL's prompt may be up meanwhile).
+SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
+                             const UserContext& user, std::vector<std::string>& notes);
 
 // The policy for the workspace after config, profile and flags, with the repositories found
 // in its writable roots protected; reads the host and changes nothing on it.

@@ -3,7 +3,7 @@
 # folders down whose hooks folder is missing. Caretz searches all of it at the start, never
 # gives up, protects that repository's hooks, and the search costs little: `caretz exec true`
 # there uses little more processor time than `find` takes to list the same folders (bench/
-# measures the figures).
+# measures the figures). The REPL shows its prompt while it searches; its first command waits.
 # The folders are made once, in a folder of the test's own, and removed at the end.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -81,5 +81,23 @@ for mode in session fresh; do
     host_git "$deep" commit -q --allow-empty -m "after the sandbox"
     check "$mode: ... and git commit on the host runs nothing" test ! -e "$deep/PWNED"
 done
+
+# --- the REPL: its prompt does not wait for the search, its first command does ----------------
+rm -rf "$deep/.git/hooks"
+phases="$TEST_HOME/phases"
+E2E_ENV=(CARETZ_PHASE_TIMES="$phases")
+start_pane "$(user_command_line "$SH" "$ws" "$E2E_BIN; echo CARETZ-EXITED; sleep 600")"
+wait_for_screen "caretz>" 20
+# The search takes most of a second here; the prompt waits a tenth of one at most.
+check "the REPL: its prompt is up before the search of $FOLDERS folders ends" \
+    not grep -q "repository search" "$phases"
+type_command "mkdir -p $deep/.git/hooks; printf '#!/bin/sh\ntouch PWNED\n' > $deep/.git/hooks/pre-commit && echo pla''nted"
+prompt_back 60
+check "... a command typed at once waits for it: the deep repository's hooks cannot be planted" \
+    not_contains "$(whole_screen)" "planted"
+check "... refused as read-only" contains_nocase "$(whole_screen)" "Read-only file system"
+check "... the search did end" grep -q "repository search" "$phases"
+host_git "$deep" commit -q --allow-empty -m "after the REPL"
+check "... and git commit on the host runs nothing" test ! -e "$deep/PWNED"
 
 finish
