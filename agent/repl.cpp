@@ -31,8 +31,6 @@ constexpr const char* kHelp =
     "/help        this text\n"
     "/quit        leave Caretz (Ctrl-D too)\n";
 
-constexpr std::chrono::milliseconds kUntilReady = std::chrono::hours(24 * 365);
-
 // One Caretz session: its sandboxes, the model, the transcript and the main agent. Lines come
 // in from whichever front end runs it.
 class Repl {
@@ -98,19 +96,25 @@ public:
 
     bool plan_mode() const { return plan_mode_; }
     bool failed_turns() const { return failed_turns_; }
-    // Before each prompt: background jobs may have made a repository since the last check.
-    // After a `!` command that only ran in the sandbox, the check at its end was a moment ago:
-    // a second one would find the same, and past the inotify watch limit it costs as much.
-    void secure_repositories() {
+    // Before each prompt (after each line, without a terminal): the sandbox's notes if the
+    // search has ended since, and the check for repositories, which background jobs may have
+    // made since the last one. After a `!` command that only ran in the sandbox, that check was
+    // a moment ago: a second one would find the same, and past the watch limits it costs as
+    // much.
+    void before_next_line() {
         say_sandbox_notes(std::chrono::milliseconds(0));
         if (!checked_at_command_end_) commands_.secure_repositories();
         checked_at_command_end_ = false;
     }
 
-    // What there is to say about the sandbox (sandbox_spec_for's notes), once, if it is ready
-    // within `wait`.
-    void say_sandbox_notes(std::chrono::milliseconds wait) {
-        if (notes_said_ || config_.sandbox.wait_for(wait) != std::future_status::ready) return;
+    // What there is to say about the sandbox (sandbox_spec_for's notes), once: when the search
+    // has ended, waiting for it, or for `within` at most.
+    void say_sandbox_notes(std::optional<std::chrono::milliseconds> within = std::nullopt) {
+        if (notes_said_) return;
+        if (!within)
+            config_.sandbox.wait();
+        else if (config_.sandbox.wait_for(*within) != std::future_status::ready)
+            return;
         notes_said_ = true;
         for (const auto& note : config_.sandbox.get().notes) say(note + "\n");
     }
@@ -140,7 +144,7 @@ private:
     }
 
     void show_sandbox() {
-        say_sandbox_notes(kUntilReady);
+        say_sandbox_notes();
         SandboxReport report = config_.sandbox.get().report;
         if (plan_mode_ != report.plan_mode) report.plan_mode_source = "/plan";
         report.plan_mode = plan_mode_;
@@ -164,7 +168,7 @@ private:
 
     void run_user_command(const std::string& command) {
         if (command.find_first_not_of(" \t") == std::string::npos) return;
-        say_sandbox_notes(kUntilReady);
+        say_sandbox_notes();
         CommandIo io;
         io.terminal = terminal_;
         io.stdin_from_terminal = interactive_;
@@ -228,7 +232,7 @@ private:
     Agent agent_;
     bool failed_turns_ = false;
     bool transcript_warned_ = false;
-    bool checked_at_command_end_ = false;  // secure_repositories() has nothing new to find
+    bool checked_at_command_end_ = false;  // before_next_line() has no repository to check for
     bool notes_said_ = false;
 };
 
@@ -250,7 +254,7 @@ int run_interactive(Terminal& terminal, const ReplConfig& config) {
         repl.prompt(config.first_prompt);
     }
     while (true) {
-        repl.secure_repositories();
+        repl.before_next_line();
         LineResult r = editor.read_line(prompt_text());
         if (r.kind == LineResult::eof) break;
         if (r.kind == LineResult::interrupted) continue;
@@ -262,11 +266,11 @@ int run_interactive(Terminal& terminal, const ReplConfig& config) {
 
 int run_script(const ReplConfig& config) {
     Repl repl(config, nullptr, ViewTargets{STDOUT_FILENO, STDERR_FILENO, STDERR_FILENO, ""});
-    repl.say_sandbox_notes(kUntilReady);  // no prompt to show meanwhile
+    repl.say_sandbox_notes();  // no prompt to show meanwhile
     std::string line;
     while (std::getline(std::cin, line)) {
         if (!repl.handle(line)) break;
-        repl.secure_repositories();
+        repl.before_next_line();
     }
     return repl.failed_turns() ? 1 : 0;
 }
@@ -281,7 +285,7 @@ int run_print(const ReplConfig& config) {
         return 2;
     }
     Repl repl(config, nullptr, ViewTargets{-1, STDERR_FILENO, STDERR_FILENO, ""});
-    repl.say_sandbox_notes(kUntilReady);
+    repl.say_sandbox_notes();
     TurnOutcome outcome = repl.prompt(prompt);
     if (!outcome.ok()) return 1;
     std::string answer = outcome.answer;

@@ -93,7 +93,8 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     phase_done("policy");
     spec.repositories = std::make_shared<RepositoryWatch>(
         spec.policy, git_global_configs(user.home, user.env), cl.mode != Mode::exec);
-    for (const auto& note : spec.repositories->start_notes()) notes.push_back(note);
+    const std::vector<std::string>& searched = spec.repositories->start_notes();
+    notes.insert(notes.end(), searched.begin(), searched.end());
     phase_done("repository search");
     for (const auto& git_dir :
          create_missing_git_paths(spec.policy, RealHostFs(), create_empty_path))

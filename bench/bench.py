@@ -459,6 +459,13 @@ def caretz_bwrap_argv(args, env, tmp):
     return out
 
 
+def phase_times(path):
+    """The phases a CARETZ_PHASE_TIMES file holds (sandbox/phase_times.h): (name, seconds)."""
+    with open(path) as f:
+        return [(name, int(micros) / 1e6) for name, micros in
+                (line.rsplit(" ", 1) for line in f)]
+
+
 def starts(args, env, tmp, n):
     """Where a one-shot start's time goes, the peak RSS, and the two starts a user waits for."""
     res = {"n": n}
@@ -498,10 +505,8 @@ def starts(args, env, tmp, n):
                 raise RuntimeError(f"`{' '.join(runs[key])}` exited {code}")
             wall[key].append(seconds)
             if key in phases:
-                with open(times_file) as f:
-                    for line in f:
-                        name, micros = line.rsplit(" ", 1)
-                        phases[key].setdefault(name, []).append(int(micros) / 1e6)
+                for name, seconds in phase_times(times_file):
+                    phases[key].setdefault(name, []).append(seconds)
     res["wall_ms"] = {k: statistics.median(v) * 1e3 for k, v in wall.items()}
     res["maxrss_kb"] = {k: max(peak_rss_kb(argv, env, tmp) for _ in range(5))
                         for k, argv in runs.items() if k not in ("shell_rc", "bwrap_policy_rc")}
@@ -862,9 +867,8 @@ def repositories(args, env, sizes):
                 s.start(phase_times=times_file if key == "with" else None)
                 sessions[key] = s
                 row[f"{key}_start_ms"] = s.session_start_s * 1e3
-            with open(times_file) as f:
-                searches = [int(line.rsplit(" ", 1)[1]) / 1e3 for line in f
-                            if line.rsplit(" ", 1)[0] == "repository search"]
+            searches = [seconds * 1e3 for name, seconds in phase_times(times_file)
+                        if name == "repository search"]
             row["search_runs_ms"] = searches
             row["search_ms"] = statistics.median(searches)
             for key, s in sessions.items():

@@ -203,7 +203,7 @@ private:
     mutable std::once_flag fanotify_made_;
     mutable UniqueFd fanotify_;  // past the inotify limit; made by the first add_mark()
     std::unordered_map<std::string, std::string> marked_;       // mark key -> folder
-    std::vector<std::pair<std::string, Unwatched>> unwatched_;  // past the inotify watch limit
+    std::vector<std::pair<std::string, Unwatched>> unwatched_;  // past both limits
     std::vector<std::string> notes_;
     // Paths protected: those from the start with inode 0, later ones with their inode.
     std::map<std::string, ino_t> known_;
