@@ -16,6 +16,7 @@ Writes results.json and RESULTS.md into --out.
 """
 
 import argparse
+import codecs
 import datetime
 import json
 import os
@@ -427,36 +428,33 @@ def caretz_bwrap_argv(args, env, tmp):
     run on its own: the same mounts and namespaces (the policy), `bash -c true` inside, and
     without what only Caretz can give a start (descriptors it passes: the JSON status, the
     seccomp filter and its own binary, bound over the watched programs, which become
-    /bin/true; the proxy socket and the run records, which are gone once it ends)."""
+    /bin/true; the proxy socket and the run records, which are gone once it ends). bwrap gets
+    its options over a socket (`--args`), so they are read from Caretz's send of them."""
     trace = os.path.join(tmp, "exec.strace")
-    subprocess.run(["strace", "-f", "-qq", "-s", "65536", "-e", "trace=execve", "-o", trace,
+    subprocess.run(["strace", "-f", "-qq", "-s", "1000000", "-e", "trace=sendto", "-o", trace,
                     args.caretz, "exec", "--no-session", "true"], env=env,
                    cwd=args.workspace, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, check=True, timeout=60)
     with open(trace, errors="replace") as f:
-        line = next((l for l in f if re.search(r'execve\("[^"]*/bwrap"', l)), None)
-    if line is None:
-        raise RuntimeError("caretz exec ran no bwrap")
-    listed = line.split(", [", 1)[1]
-    listed = listed[:listed.index("], ")]
-    argv = [json.loads('"' + a + '"') for a in re.findall(r'"((?:[^"\\]|\\.)*)"', listed)]
+        sent = next((m.group(1) for m in (re.search(r'sendto\(\d+, "(--die-with-parent.*)", \d+,', l)
+                                          for l in f) if m), None)
+    if sent is None:
+        raise RuntimeError("caretz exec gave bwrap no arguments")
+    options = codecs.escape_decode(sent.encode())[0].decode().split("\0")[:-1]
     out, i = [], 0
-    while i < len(argv):
-        a = argv[i]
+    while i < len(options):
+        a = options[i]
         if a in ("--json-status-fd", "--seccomp"):
             i += 2
-        elif a in ("--ro-bind", "--bind") and argv[i + 1].startswith("/proc/self/fd/"):
-            out += [a, "/bin/true", argv[i + 2]]
+        elif a in ("--ro-bind", "--bind") and options[i + 1].startswith("/proc/self/fd/"):
+            out += [a, "/bin/true", options[i + 2]]
             i += 3
-        elif a == "--bind" and argv[i + 2].startswith("/.caretz/"):
+        elif a == "--bind" and options[i + 2].startswith("/.caretz/"):
             i += 3
-        elif a == "--":
-            out += ["--", "/bin/bash", "-c", "true"]
-            break
         else:
             out.append(a)
             i += 1
-    return out
+    return [shutil.which("bwrap")] + out + ["--", "/bin/bash", "-c", "true"]
 
 
 def phase_times(path):

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +34,8 @@ constexpr int kStatusFd = 3;
 // Where bwrap finds open_inside_executable(), and where the sandbox sees it.
 constexpr int kExecutableFd = 4;
 const std::string kForwarderPath = std::string(kRuntimeDir) + "/caretz";
+// Where bwrap reads its arguments (`--args`) from.
+constexpr int kArgumentsFd = 10;
 
 // One command's traffic until it ends: its output (a pipe, or the master of the PTY it runs
 // on) and bwrap's status pipe. bwrap reports "child-pid" on the status pipe only once the
@@ -130,30 +133,62 @@ std::vector<std::string> caretz_binds(const SandboxPolicy& policy, int status_fd
     return binds;
 }
 
-void SandboxCommand::add_copied_files(std::vector<std::pair<int, int>>& fds) const {
-    for (size_t i = 0; i < copied_files.size(); ++i)
-        fds.emplace_back(copied_files[i].get(), kFirstCopiedFileFd + static_cast<int>(i));
-}
-
-SandboxCommand sandbox_command(const SandboxPolicy& policy, const std::string& cwd,
-                               const std::vector<std::string>& extra,
-                               const std::vector<std::string>& command) {
-    SandboxCommand result;
-    std::vector<std::string>& argv = result.argv;
-    argv = {find_in_path("bwrap")};
+BwrapLaunch::BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
+                         const std::vector<std::string>& command, SpawnOptions options) {
     RealHostFs host;
     std::vector<std::string> copied;
-    for (auto& a : bwrap_arguments(policy, host, cwd, &copied)) argv.push_back(std::move(a));
+    policy_arguments_ = bwrap_arguments(policy, host, cwd, &copied);
     // A file that went away or cannot be read since is copied in empty.
+    std::vector<UniqueFd> copied_files;
     for (const auto& path : copied) {
         UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
         if (!fd.valid()) fd.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-        result.copied_files.push_back(std::move(fd));
+        options.fds.emplace_back(fd.get(),
+                                 kFirstCopiedFileFd + static_cast<int>(copied_files.size()));
+        copied_files.push_back(std::move(fd));
     }
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    argv.insert(argv.end(), {"--seccomp", std::to_string(kSeccompFd), "--"});
+    int sockets[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0)
+        throw SandboxStartError(std::string("cannot create a socket for bwrap: ") +
+                                std::strerror(errno));
+    arguments_.reset(sockets[0]);
+    UniqueFd bwrap_end(sockets[1]);
+    options.fds.emplace_back(bwrap_end.get(), kArgumentsFd);
+    std::vector<std::string> argv = {find_in_path("bwrap"), "--args", std::to_string(kArgumentsFd),
+                                     "--"};
     argv.insert(argv.end(), command.begin(), command.end());
-    return result;
+    pid_ = spawn_process(argv, options);
+    if (pid_ < 0) throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));
+}
+
+BwrapLaunch::~BwrapLaunch() {
+    if (!arguments_.valid() || pid_ < 0) return;
+    // Never given its arguments: it is still waiting for them, and must not start anything.
+    ::kill(pid_, SIGKILL);
+    wait_for_exit(pid_);
+}
+
+pid_t BwrapLaunch::finish(const std::vector<std::string>& extra) {
+    std::string data;
+    auto add = [&data](const std::string& argument) {
+        data += argument;
+        data += '\0';
+    };
+    for (const auto& a : policy_arguments_) add(a);
+    for (const auto& a : extra) add(a);
+    add("--seccomp");
+    add(std::to_string(kSeccompFd));
+    // bwrap reads until the end: the whole list, then the end of the socket. If it has gone,
+    // the send fails (no SIGPIPE), and its start fails as it says on its stderr.
+    std::string_view rest = data;
+    while (!rest.empty()) {
+        ssize_t n = ::send(arguments_.get(), rest.data(), rest.size(), MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        rest.remove_prefix(static_cast<size_t>(n));
+    }
+    arguments_.reset();
+    return pid_;
 }
 
 FreshSandbox::FreshSandbox(SandboxSpec spec)
@@ -173,9 +208,6 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
     const std::vector<std::string> inside = {kForwarderPath, "__netforward", spec_.shell, "-c",
                                              command};
     const SandboxPolicy policy = with_protected_since(spec_.policy, spec_.repositories.get());
-    std::vector<std::string> extra =
-        caretz_binds(policy, kStatusFd, kExecutableFd, kForwarderPath, *proxy_, run_watch_.get());
-    SandboxCommand bwrap = sandbox_command(policy, spec_.cwd, extra, inside);
 
     // The user's own commands run on a PTY of their own, so they see a terminal (echo, line
     // editing, window size) and Caretz stays the only reader of the real one; the model's get
@@ -200,11 +232,12 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
                    {status_write.get(), kStatusFd},
                    {executable.get(), kExecutableFd}};
     if (on_pty) options.fds.emplace_back(unread_write.get(), kUnreadLinesFd);
-    bwrap.add_copied_files(options.fds);
     options.env = env_;
-    phase_done("seccomp filter, bwrap arguments");
-    pid_t pid = spawn_process(bwrap.argv, options);
-    if (pid < 0) throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));
+    BwrapLaunch bwrap(policy, spec_.cwd, inside, options);
+    phase_done("bwrap arguments, bwrap launched");
+    pid_t pid = bwrap.finish(
+        caretz_binds(policy, kStatusFd, kExecutableFd, kForwarderPath, *proxy_, run_watch_.get()));
+    phase_done("stand-ins");
     // Only the command may hold its ends now, so they report EOF (EIO on a PTY) when it ends.
     out_write.reset();
     status_write.reset();

@@ -6,28 +6,39 @@
 
 #include "pty/unique_fd.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/spawn.h"
 
 namespace caretz {
 
 class RunWatch;
 
-// What starts bwrap for one sandbox: its argv and the descriptors it reads.
-struct SandboxCommand {
-    std::vector<std::string> argv;
-    // The files bwrap copies into the policy's private folders, for descriptors
-    // kFirstCopiedFileFd and up (see bwrap_arguments).
-    std::vector<UniqueFd> copied_files;
+// bwrap, started as soon as its descriptors are ready. It reads its arguments from a socket
+// (`--args`), so its own start (exec, loading its libraries) runs on another CPU while Caretz
+// makes what the rest of them name: the network proxy's socket, the run records, the
+// stand-ins. Until finish() it has set nothing up; destroyed before that, it is killed.
+class BwrapLaunch {
+public:
+    // Starts bwrap to run `command` in the view of the host `policy` describes, from `cwd`,
+    // with the descriptors and environment of `options`, to which it adds its own (the
+    // arguments, and the files it copies into private folders). bwrap reads
+    // terminal_injection_filter() from descriptor kSeccompFd, which the caller passes. Throws
+    // SandboxStartError when it cannot start bwrap.
+    BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
+                const std::vector<std::string>& command, SpawnOptions options);
+    ~BwrapLaunch();
+    BwrapLaunch(const BwrapLaunch&) = delete;
+    BwrapLaunch& operator=(const BwrapLaunch&) = delete;
 
-    // Adds the (from, to) pairs that hand bwrap the copied files.
-    void add_copied_files(std::vector<std::pair<int, int>>& fds) const;
+    // Hands bwrap the policy's arguments, then `extra`, the caller's own bwrap options.
+    // Returns bwrap's pid, the caller's to wait for from now on. A bwrap that has gone by then
+    // says why on its stderr and status descriptors, as in any other failed start.
+    pid_t finish(const std::vector<std::string>& extra);
+
+private:
+    pid_t pid_ = -1;
+    UniqueFd arguments_;  // Caretz's end of the socket bwrap reads its arguments from
+    std::vector<std::string> policy_arguments_;
 };
-
-// The bwrap command (argv starting with the bwrap path) that runs `command` under `policy`,
-// with `extra` bwrap options of the caller's after the policy's. bwrap reads
-// terminal_injection_filter() from descriptor kSeccompFd, which the caller passes.
-SandboxCommand sandbox_command(const SandboxPolicy& policy, const std::string& cwd,
-                               const std::vector<std::string>& extra,
-                               const std::vector<std::string>& command);
 
 // The bwrap options that put caretz-inside (descriptor `executable_fd`) in at `inside`,
 // have bwrap report its start on `status_fd`, and bind the proxy's socket and, when there is

@@ -153,15 +153,7 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
       exact_output_(spec.exact_output) {
     const SandboxPolicy policy = with_protected_since(spec.policy, repositories_.get());
     if (auto reason = hidden_cwd_problem(policy, spec.cwd)) throw SandboxStartError(*reason);
-    proxy_ = start_network_proxy(policy);
-    run_watch_ = RunWatch::create(watched_programs(spec));
-    std::vector<std::string> extra =
-        caretz_binds(policy, kStatusFd, kExecutableFd, kSupervisorPath, *proxy_, run_watch_.get());
     HookFiles hook_files = session_hook_files(spec.shell, policy.home);
-    extra.insert(extra.end(), hook_files.args.begin(), hook_files.args.end());
-    SandboxCommand bwrap =
-        sandbox_command(policy, spec.cwd, extra, {kSupervisorPath, "__supervise"});
-
     int sockets[2], status[2], errors[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0 ||
         ::pipe2(status, O_CLOEXEC) != 0 || ::pipe2(errors, O_CLOEXEC) != 0)
@@ -185,16 +177,21 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
                    {seccomp.get(), kSeccompFd}};
     for (size_t i = 0; i < hook_files.fds.size(); ++i)
         options.fds.emplace_back(hook_files.fds[i].get(), kFirstHookFileFd + static_cast<int>(i));
-    bwrap.add_copied_files(options.fds);
     options.env = with_proxy_environment(spec.env);
     options.own_process_group = true;
-    phase_done("proxy, seccomp filter, bwrap arguments");
-    bwrap_pid_ = spawn_process(bwrap.argv, options);
-    if (bwrap_pid_ < 0)
-        throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));
+    BwrapLaunch bwrap(policy, spec.cwd, {kSupervisorPath, "__supervise"}, options);
+    phase_done("bwrap arguments, bwrap launched");
     child_end.reset();
     status_write.reset();
     errors_write.reset();
+    // Made while bwrap starts.
+    proxy_ = start_network_proxy(policy);
+    run_watch_ = RunWatch::create(watched_programs(spec));
+    std::vector<std::string> extra =
+        caretz_binds(policy, kStatusFd, kExecutableFd, kSupervisorPath, *proxy_, run_watch_.get());
+    extra.insert(extra.end(), hook_files.args.begin(), hook_files.args.end());
+    bwrap_pid_ = bwrap.finish(extra);
+    phase_done("proxy, stand-ins");
     pid_t inside = -1;
     if (auto failure = wait_for_start(status_.get(), errors_.get(), inside)) {
         wait_for_exit(bwrap_pid_);
