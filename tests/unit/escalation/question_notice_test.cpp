@@ -7,12 +7,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 
 #include "escalation/terminal_approver.h"
 #include "pty/fd_io.h"
+#include "tests/unit/read_to_end.h"
 #include "tests/unit/temp_dir.h"
 
 using namespace caretz;
@@ -83,17 +83,10 @@ TEST_CASE("notice: without $TMUX the escapes go to the terminal as they are", "[
 
 namespace {
 
-std::string read_file(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 // Waits up to ten seconds for `path` to hold a line "END".
 bool wait_for_end(const std::filesystem::path& path) {
     for (int i = 0; i < 1000; ++i) {
-        if (read_file(path).find("END\n") != std::string::npos) return true;
+        if (file_contents(path).find("END\n") != std::string::npos) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return false;
@@ -114,9 +107,9 @@ TEST_CASE("notice: the notify command gets the summary as its last argument and 
     std::filesystem::permissions(script, std::filesystem::perms::owner_all);
     start_notify_command({script.string(), out.string()}, "run outside? rm -rf $HOME; `x`");
     REQUIRE(wait_for_end(out));
-    CHECK(read_file(out) == "arg=" + out.string() +
-                                "\narg=run outside? rm -rf $HOME; `x`\n"
-                                "env=run outside? rm -rf $HOME; `x`\nEND\n");
+    CHECK(file_contents(out) == "arg=" + out.string() +
+                                    "\narg=run outside? rm -rf $HOME; `x`\n"
+                                    "env=run outside? rm -rf $HOME; `x`\nEND\n");
 }
 
 TEST_CASE("notice: the approver notices the question while it waits, and ends it after",
@@ -152,5 +145,5 @@ TEST_CASE("notice: the approver notices the question while it waits, and ends it
                Contains("]9;Caretz: allow a sandboxed command to reach example.com:443?\x07"));
     CHECK_THAT(shown, EndsWith("deny\r\n\x1b[23;0t"));
     REQUIRE(wait_for_end(record));
-    CHECK(read_file(record) == "allow a sandboxed command to reach example.com:443?\nEND\n");
+    CHECK(file_contents(record) == "allow a sandboxed command to reach example.com:443?\nEND\n");
 }

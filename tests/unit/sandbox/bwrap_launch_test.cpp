@@ -7,25 +7,17 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "sandbox/fresh_sandbox.h"
 #include "sandbox/policy.h"
 #include "sandbox/seccomp_filter.h"
+#include "tests/unit/read_to_end.h"
 #include "tests/unit/temp_dir.h"
 
 using namespace caretz;
 
 namespace {
-
-std::string contents(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 
 // A workspace the sandbox may write, and a command that leaves a mark in it.
 struct Launched {
@@ -60,7 +52,7 @@ TEST_CASE("a launched bwrap runs its command in the sandbox once it has its argu
     BwrapLaunch bwrap(l.policy, l.workspace.string(), l.command(), l.options);
     const pid_t pid = bwrap.finish({});
     CHECK(wait_for_exit(pid) == 0);
-    CHECK(contents(l.mark) == "ran\n");
+    CHECK(file_contents(l.mark) == "ran\n");
 }
 
 TEST_CASE("a bwrap never given its arguments runs nothing and is gone with its launch", "[bwrap]") {

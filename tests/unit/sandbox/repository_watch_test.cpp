@@ -15,6 +15,8 @@
 #include <sstream>
 #include <string>
 
+#include "tests/unit/read_to_end.h"
+
 using namespace caretz;
 namespace fs = std::filesystem;
 
@@ -49,11 +51,6 @@ struct Workspace {
 
 bool has(const std::vector<std::string>& list, const std::string& item) {
     return std::find(list.begin(), list.end(), item) != list.end();
-}
-
-std::string read(const std::string& path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 using Kind = RepositoryFinding::Kind;
@@ -192,12 +189,12 @@ TEST_CASE("a repository made after the start is found, and its hooks and config 
     CHECK_FALSE(fs::exists(git + "/hooks/pre-commit"));
     CHECK(fs::exists(git + "/hooks/pre-commit.disabled-by-caretz"));
     CHECK(fs::exists(git + "/hooks/pre-commit.sample"));  // samples stay where they are
-    const std::string config = read(git + "/config");
+    const std::string config = file_contents(git + "/config");
     CHECK(config.find("fsmonitor") == std::string::npos);
     CHECK(config.find("hooksPath") == std::string::npos);
     CHECK(config.find("alias") == std::string::npos);
     CHECK(config.find("https://example.invalid/r.git") != std::string::npos);
-    CHECK(read(git + "/config.disabled-by-caretz").find("fsmonitor") != std::string::npos);
+    CHECK(file_contents(git + "/config.disabled-by-caretz").find("fsmonitor") != std::string::npos);
     CHECK(has(watch.protected_paths(), git + "/hooks"));
     CHECK(has(watch.protected_paths(), git + "/config"));
     // The repository still works.
