@@ -179,14 +179,8 @@ pid_t BwrapLaunch::finish(const std::vector<std::string>& extra) {
     add("--seccomp");
     add(std::to_string(kSeccompFd));
     // bwrap reads until the end: the whole list, then the end of the socket. If it has gone,
-    // the send fails (no SIGPIPE), and its start fails as it says on its stderr.
-    std::string_view rest = data;
-    while (!rest.empty()) {
-        ssize_t n = ::send(arguments_.get(), rest.data(), rest.size(), MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        rest.remove_prefix(static_cast<size_t>(n));
-    }
+    // the send fails, and its start fails as it says on its stderr.
+    send_all(arguments_.get(), data);
     arguments_.reset();
     return pid_;
 }

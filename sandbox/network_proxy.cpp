@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "pty/fd_io.h"
 #include "pty/signal_pipe.h"
 #include "sandbox/network_relay.h"
 #include "sandbox/network_request.h"
@@ -32,17 +33,6 @@ constexpr int kConnectTimeoutSeconds = 15;
 void set_timeout(int fd, int option, int seconds) {
     timeval t{seconds, 0};
     ::setsockopt(fd, SOL_SOCKET, option, &t, sizeof t);
-}
-
-// write_all would raise SIGPIPE, which Caretz does not ignore, once a client has gone.
-bool send_all(int fd, std::string_view data) {
-    while (!data.empty()) {
-        ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        data.remove_prefix(static_cast<size_t>(n));
-    }
-    return true;
 }
 
 void wake(int eventfd) {
