@@ -56,10 +56,15 @@ bool is_plain_nonce(std::string_view nonce);
 // and it takes itself off LD_PRELOAD before the shell reads its environment.
 // The hooks read the nonce (descriptor named by CARETZ_NONCE_FD) into an unexported shell
 // variable before the user's rc runs (fish: after config.fish) and close it where the shell can.
-// Once the first prompt-end mark arrives, type `__caretz_run FILE` + "\r" to run the commands
-// in FILE in the shell itself: the command-start mark, the output, then the command-done mark
-// with FILE's status. __caretz_run is an alias in bash and zsh and a function without scope
-// shadowing in fish, so `declare`, `typeset` and `set` in FILE act as if typed at the prompt.
+// The shell starts with its first command: CARETZ_FIRST_COMMAND names the file that holds it
+// and CARETZ_FIRST_COMMAND_INPUT says whether it reads the terminal ("terminal") or nothing
+// ("none"). The hooks run it once the rc is read, as if it were typed at the first prompt:
+// after the user's prompt code, with no prompt drawn and no line read. For each next command,
+// once a prompt-end mark arrives, type `__caretz_run FILE` + "\r" to run the commands in FILE
+// in the shell itself. Either way come the command-start mark, the output, then the
+// command-done mark with FILE's status. __caretz_run is an alias in bash and zsh and a
+// function without scope shadowing in fish, so `declare`, `typeset` and `set` in FILE act as
+// if typed at the prompt.
 // Throws UnsupportedShell for any other shell.
 ShellLaunch shell_launch(std::string_view shell_path, const std::string& hook_dir,
                          const std::string& home,

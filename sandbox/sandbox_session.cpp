@@ -126,14 +126,14 @@ public:
         session_.running_io_->on_output(pending_);  // set, with on_output, since the append
         pending_.clear();
     }
-    void on_prompt_start() override {
-        // The first prompt of a shell comes once it has read the user's rc.
+    void on_prompt_start() override { session_.phases_.prompt_start(); }
+    void on_prompt_end() override { session_.phases_.prompt_end(); }
+    void on_command_start() override {
+        // A shell's first command starts once the shell has read the user's rc.
         if (std::exchange(session_.shell_starting_, false))
             phase_done("shell start, the user's rc");
-        session_.phases_.prompt_start();
+        session_.phases_.command_start();
     }
-    void on_prompt_end() override { session_.phases_.prompt_end(); }
-    void on_command_start() override { session_.phases_.command_start(); }
     void on_unread_lines(int lines) override { session_.unread_lines_ = lines; }
     void on_command_done(int status) override { session_.phases_.command_done(status); }
     void on_cwd(std::string path) override { session_.cwd_ = std::move(path); }
@@ -202,13 +202,13 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
     phase_done("bwrap start");
     watch_repositories(inside);
 
+    // The shell starts with the first command (run()), which needs no prompt before it.
     std::string setup = nonce_;
     for (const std::string& part :
-         {spec.shell, policy.home, spec.cwd, std::string(spec.exact_output ? "exact" : "terminal")})
+         {spec.shell, policy.home, std::string(spec.exact_output ? "exact" : "terminal")})
         setup += '\0' + part;
-    send_frame(control_.get(), Frame::restart, setup);
+    send_frame(control_.get(), Frame::setup, setup);
     resize(size_);
-    shell_alive_ = true;
 }
 
 void SandboxSession::watch_repositories(pid_t inside) {
@@ -254,51 +254,43 @@ void SandboxSession::resize(WindowSize size) {
                std::to_string(size.rows) + "x" + std::to_string(size.cols));
 }
 
-void SandboxSession::restart_shell() {
-    marks_ = std::make_unique<MarkParser>(nonce_);
-    phases_.shell_started();
-    send_frame(control_.get(), Frame::restart, cwd_);
-    shell_alive_ = true;
-}
-
 SandboxResult SandboxSession::run(const std::string& command, const CommandIo& io) {
     ForegroundCommand foreground(proxy_.get(), io.may_ask_network);
     // The window may have changed while no command ran (Caretz's prompt was waiting).
     if (auto now = io.terminal ? io.terminal->size() : std::nullopt) {
         if (now->rows != size_.rows || now->cols != size_.cols) resize(*now);
     }
-    if (!shell_alive_) restart_shell();
-    wait_until_ready();
-    phase_done("prompt");
-
+    const std::string payload = (io.stdin_from_terminal ? "T" : "N") + command;
+    // The shell's prompt, or its end (then a fresh one runs the command).
+    if (shell_alive_) pump_until(CommandIo{}, [&] { return phases_.idle(); });
     // A background job's runs, while no command was running, are no command's.
     if (run_watch_) run_watch_->discard();
-    SandboxResult result;
-    send_frame(control_.get(), Frame::run, (io.stdin_from_terminal ? "T" : "N") + command);
-    phases_.command_sent();
+    const bool fresh_shell = !shell_alive_;
+    if (fresh_shell) {
+        marks_ = std::make_unique<MarkParser>(nonce_);
+        phases_.shell_started();
+        send_frame(control_.get(), Frame::start_shell, cwd_ + '\0' + payload);
+        shell_alive_ = true;
+    } else {
+        phase_done("prompt");
+        send_frame(control_.get(), Frame::run, payload);
+        phases_.command_sent();
+    }
     unread_lines_ = 0;
     // Done at the end mark: the prompt the shell draws next (the user's prompt code, a git
     // status in it) is no part of the command, and the next command waits for it.
     const std::string keys = pump_until(io, [&] { return phases_.command_over(); });
+    if (fresh_shell && phases_.shell_exited() && !phases_.command_started()) {
+        throw SandboxStartError("the session shell exited while starting (status " +
+                                std::to_string(phases_.exit_code().value_or(0)) + ")");
+    }
     give_back_unread_lines(io, keys, unread_lines_);  // counted by the shell's hook
+    SandboxResult result;
     result.exit_code = phases_.exit_code().value_or(0);
     result.shell_exited = phases_.shell_exited();
     result.cwd = cwd_;
     if (run_watch_) result.program_runs = run_watch_->take();
     return result;
-}
-
-void SandboxSession::wait_until_ready() {
-    pump_until(CommandIo{}, [&] { return phases_.idle(); });
-    if (phases_.shell_exited()) {
-        throw SandboxStartError("the session shell exited while starting (status " +
-                                std::to_string(phases_.exit_code().value_or(0)) + ")");
-    }
-    // A shell that drew its prompt runs in a sandbox whose mounts are all in place (bwrap
-    // reports its start earlier), so the host no longer needs the proxy socket's path, nor the
-    // run records file's.
-    proxy_->remove_socket_path();
-    if (run_watch_) run_watch_->forget_path();
 }
 
 template <typename Done>
@@ -342,6 +334,10 @@ bool SandboxSession::on_ready(size_t index) {
         } else if (m->type == Frame::shell_started) {
             phase_done("sandbox mounts, supervisor start");
             shell_starting_ = true;
+            // The supervisor runs once the sandbox's mounts are all in place, so the host no
+            // longer needs the proxy socket's path, nor the run records file's.
+            proxy_->remove_socket_path();
+            if (run_watch_) run_watch_->forget_path();
         } else if (m->type == Frame::shell_exited) {
             marks_->flush(events);
             phases_.shell_exit(std::atoi(m->payload.c_str()));

@@ -45,14 +45,12 @@ public:
 private:
     class Events;
 
-    void wait_until_ready();
     // Lets the repository watch bind what it protects into this sandbox (pid `inside` is in it).
     void watch_repositories(pid_t inside);
     // Moves traffic until `done` holds; throws SandboxStartError when the sandbox is gone.
     // Returns the keys it sent to the command (CommandPump::keys_sent).
     template <typename Done>
     std::string pump_until(const CommandIo& io, Done done);
-    void restart_shell();
 
     // PumpTarget: the supervisor's control socket and bwrap's error pipe.
     void watch(std::vector<pollfd>& fds) const override;
@@ -86,7 +84,7 @@ private:
     // Whole lines typed during the command that it left unread, as the shell's hook counted.
     int unread_lines_ = 0;
     bool shell_alive_ = false;
-    // A shell was started and has not drawn its first prompt yet (for phase_done's marks).
+    // A shell was started and has not started its first command yet (for phase_done's marks).
     bool shell_starting_ = false;
     // Set while a pump runs: where the command's output goes.
     const CommandIo* running_io_ = nullptr;

@@ -3,15 +3,16 @@
 namespace caretz {
 
 void SessionPhases::shell_started() {
-    phase_ = Phase::starting;
     shell_exited_ = false;
-    exit_code_.reset();
+    phase_ = Phase::idle;
+    command_sent();
 }
 
 void SessionPhases::command_sent() {
     if (phase_ != Phase::idle) return;
     phase_ = Phase::sent;
     prompt_started_ = false;
+    command_started_ = false;
     exit_code_.reset();
 }
 
@@ -26,7 +27,6 @@ void SessionPhases::prompt_end() {
             exit_code_ = 130;
             phase_ = Phase::idle;
             return;
-        case Phase::starting:
         case Phase::finishing:
             phase_ = Phase::idle;
             return;
@@ -36,7 +36,9 @@ void SessionPhases::prompt_end() {
 }
 
 void SessionPhases::command_start() {
-    if (phase_ == Phase::sent) phase_ = Phase::running;
+    if (phase_ != Phase::sent) return;
+    phase_ = Phase::running;
+    command_started_ = true;
 }
 
 void SessionPhases::command_done(int status) {

@@ -306,7 +306,10 @@ public:
 private:
     void handle(const FrameReader::Message& m) {
         switch (m.type) {
-            case Frame::restart:
+            case Frame::setup:
+                set_up(m.payload);
+                break;
+            case Frame::start_shell:
                 start_shell(m.payload);
                 break;
             case Frame::input:
@@ -337,19 +340,24 @@ private:
 
     void reply(const std::string& payload) { send_frame(control_, Frame::job_reply, payload); }
 
-    // Payload: nonce \0 shell \0 home \0 cwd \0 output ("exact" or "terminal") for the
-    // first start, then just the cwd.
+    // Payload: nonce \0 shell \0 home \0 output ("exact" or "terminal"); taken once.
+    void set_up(const std::string& payload) {
+        std::vector<std::string> parts = split_payload(payload);
+        if (!setup_.nonce.empty() || parts.size() != 4 || !is_plain_nonce(parts[0])) return;
+        setup_ = {parts[0], parts[1], parts[2], parts[3] == "exact"};
+    }
+
+    // Payload: cwd \0 then the first command, as Frame::run's payload. The shell's hook runs it
+    // once the user's rc is read, as if it were typed at the first prompt: no prompt drawn, no
+    // line read, and no round trip to Caretz before it starts.
     void start_shell(const std::string& payload) {
-        std::string cwd = payload;
-        if (setup_.nonce.empty()) {
-            std::vector<std::string> parts = split_payload(payload);
-            if (parts.size() != 5 || !is_plain_nonce(parts[0])) return;
-            setup_ = {parts[0], parts[1], parts[2], parts[4] == "exact"};
-            cwd = parts[3];
-        }
+        const size_t split = payload.find('\0');
+        if (setup_.nonce.empty() || split == std::string::npos || split + 1 == payload.size())
+            return;
+        const std::string cwd = payload.substr(0, split);
+        const std::string command = payload.substr(split + 1);
         pty_.emplace(Pty::open(size_, setup_.exact_output));
         if (setup_.exact_output && !output_read_.valid()) open_output_pipe();
-        unattended_.reset();
         // Registered in utmp where the system lets libutempter's helper run; in a sandbox
         // without new privileges it cannot, and that fails silently.
         utmp_.emplace(pty_->master(), "caretz");
@@ -377,6 +385,10 @@ private:
         if (setup_.exact_output) env["CARETZ_EXACT_OUTPUT"] = "1";
         // For the hooks: where a command's output goes instead of the terminal.
         if (output_read_.valid()) env["CARETZ_OUTPUT_PIPE"] = kOutputPipe;
+        // For the hooks: the first command, and whether it reads the terminal.
+        const bool terminal_stdin = command[0] == 'T';
+        env["CARETZ_FIRST_COMMAND"] = prepare_command(command);
+        env["CARETZ_FIRST_COMMAND_INPUT"] = terminal_stdin ? "terminal" : "none";
         SpawnOptions options;
         options.controlling_terminal = pty_->slave();
         options.fds = {{nonce_read.get(), kNonceFd}};
@@ -390,24 +402,29 @@ private:
         if (forwarder_listener_.valid()) start_network_forwarder(std::move(forwarder_listener_));
     }
 
-    void run(const std::string& payload) {
-        if (!pty_ || payload.empty()) return;
-        const bool terminal_stdin = payload[0] == 'T';
+    // Makes ready to run a command (a run payload): how its output and its reads of the
+    // terminal are followed, and the file the shell sources it from, whose path it returns.
+    std::string prepare_command(const std::string& payload) {
         // Nobody types into this command: once it runs, a program that reads its terminal
         // gets the end of input instead of waiting for keys that never come.
-        if (terminal_stdin) {
+        if (payload[0] == 'T') {
             unattended_.reset();
         } else {
             unattended_.emplace(setup_.nonce);
         }
         std::string file = join_path(kRuntimeDir, "command." + std::to_string(++commands_));
         write_file(file, payload.substr(1) + "\n");
+        if (output_read_.valid()) awaiting_start_ = true;
+        return file;
+    }
+
+    void run(const std::string& payload) {
+        if (!pty_ || payload.empty()) return;
+        const std::string file = prepare_command(payload);
         // Ctrl-U first: it erases whatever the user typed ahead without Enter, which the shell
         // holds as the start of its next line (kill-line in readline, zsh and fish alike).
-        std::string line =
-            "\x15__caretz_run " + file + (terminal_stdin ? "" : " </dev/null") + "\r";
-        if (output_read_.valid()) awaiting_start_ = true;
-        write_to_pty(pty_->master(), line);
+        write_to_pty(pty_->master(),
+                     "\x15__caretz_run " + file + (payload[0] == 'T' ? "" : " </dev/null") + "\r");
     }
 
     // When Caretz's own output is no terminal (a pipe, a file), neither is a command's, as in

@@ -20,7 +20,10 @@ enum class Frame : char {
     run = 'R',            // Caretz -> supervisor: payload "T" or "N" (stdin terminal or
                           //   /dev/null) followed by the command text
     resize = 'W',         // Caretz -> supervisor: "ROWSxCOLS"
-    restart = 'S',        // Caretz -> supervisor: start a fresh shell in the payload's cwd
+    setup = 'U',          // Caretz -> supervisor, first: "NONCE\0SHELL\0HOME\0OUTPUT", OUTPUT
+                          //   "exact" or "terminal": what every shell of the session starts with
+    start_shell = 'S',    // Caretz -> supervisor: "CWD\0" then a run payload: start a fresh
+                          //   shell in CWD that runs this command as its first
     job_start = 'B',      // Caretz -> supervisor: "ID\0CWD\0COMMAND": run `$SHELL -c COMMAND`
                           //   in the background, output to a file in the private /tmp
     job_output = 'P',     // Caretz -> supervisor: "ID": the job's state and output

@@ -19,13 +19,15 @@ PROMPT_COMMAND="echo user-hook >> /tmp/user-hook.log; slow_prompt"
 slow_prompt() { if [ -n "${drawn-}" ] && [ -e ~/.slow-prompt ]; then sleep 3; fi; drawn=1; }
 alias ll="echo alias-from-rc"
 greet() { echo "hello from rc"; }
-if [ -e ~/.slow-rc ]; then sleep 0.6; fi' ;;
+if [ -e ~/.slow-rc ]; then sleep 0.6; fi
+if [ -e ~/.exit-rc ]; then exit 5; fi' ;;
     zsh) rc="$TEST_HOME/.zshrc" body='setopt nounset
 precmd() { echo user-hook >> /tmp/user-hook.log; slow_prompt }
 slow_prompt() { if [[ -n ${drawn-} && -e ~/.slow-prompt ]]; then sleep 3; fi; drawn=1 }
 alias ll="echo alias-from-rc"
 greet() { echo "hello from rc" }
-if [[ -e ~/.slow-rc ]]; then sleep 0.6; fi' ;;
+if [[ -e ~/.slow-rc ]]; then sleep 0.6; fi
+if [[ -e ~/.exit-rc ]]; then exit 5; fi' ;;
     fish) rc="$TEST_HOME/.config/fish/config.fish" body='function __user_hook --on-event fish_prompt
     echo user-hook >> /tmp/user-hook.log
     if set -q drawn; and test -e ~/.slow-prompt; sleep 3; end
@@ -33,7 +35,9 @@ if [[ -e ~/.slow-rc ]]; then sleep 0.6; fi' ;;
 end
 alias ll="echo alias-from-rc"
 function greet; echo "hello from rc"; end
-if test -e ~/.slow-rc; sleep 0.6; end' ;;
+if test -e ~/.slow-rc; sleep 0.6; end
+# exit would end only config.fish; exec ends the shell.
+if test -e ~/.exit-rc; exec sh -c "exit 5"; end' ;;
 esac
 printf '%s\n' "$body" | runuser -u "$E2E_USER" -- tee -a "$rc" >/dev/null
 
@@ -70,7 +74,8 @@ check "the next command waits for that prompt and runs where the last one left" 
 rm -f "$TEST_HOME/.slow-prompt"
 
 # Where a start's time goes (CARETZ_PHASE_TIMES, for bench/run.sh): an rc that takes 0.6 s
-# shows in the phase of the shell's start, not in the sandbox's before it or the prompt after.
+# shows in the phase of the shell's start, not in the sandbox's before it or the command after.
+# The shell starts with the command: no prompt comes before it.
 runuser -u "$E2E_USER" -- touch "$TEST_HOME/.slow-rc"
 E2E_ENV=(CARETZ_PHASE_TIMES="$TEST_HOME/phases")
 caretz_as_user "$SH" "$ws" exec true
@@ -80,11 +85,21 @@ phases=$(cat "$TEST_HOME/phases" 2>/dev/null)
 # "NAME MICROSECONDS" lines: the names in order, and the named phase's time.
 phase_names=$(sed 's/ [0-9]*$//' <<<"$phases" | paste -sd'|')
 phase_us() { awk -v name="$1" 'substr($0, 1, length(name) + 1) == name " " {print $NF}' <<<"$phases"; }
-check "the session's start is broken down: sandbox, then the shell and the user's rc, then its prompt" \
-    contains "$phase_names" "bwrap start|sandbox setup|sandbox mounts, supervisor start|shell start, the user's rc|prompt|command|end"
+check "the session's start is broken down: sandbox, then the shell and the user's rc, then the command" \
+    contains "$phase_names" "bwrap start|sandbox setup|sandbox mounts, supervisor start|shell start, the user's rc|command|end"
 check "... where the slow rc is in the shell's phase" test "$(phase_us "shell start, the user's rc")" -ge 600000
 check "... and in neither phase around it" \
-    test "$(phase_us "sandbox mounts, supervisor start")" -lt 600000 -a "$(phase_us prompt)" -lt 600000
+    test "$(phase_us "sandbox mounts, supervisor start")" -lt 600000 -a "$(phase_us command)" -lt 600000
+
+# The shell starts with its first command: an rc that ends the shell ends it before the
+# command, which never runs, and Caretz says so.
+runuser -u "$E2E_USER" -- touch "$TEST_HOME/.exit-rc"
+caretz_as_user "$SH" "$ws" exec 'echo never-ran'
+rm -f "$TEST_HOME/.exit-rc"
+check "an rc that exits: the start failed (125), with the shell's status" \
+    contains "$OUT" "the session shell exited while starting (status 5)"
+check "... and the command did not run" not_contains "$OUT" "never-ran"
+check "... and Caretz exits 125" test "$RC" -eq 125
 
 caretz_as_user "$SH" "$ws" exec 'printf "\033]133;D;0\007"; echo after-forged-mark; false'
 check "a forged end mark without the nonce does not end the command early" \

@@ -1,6 +1,7 @@
 // Starts real bash, zsh and fish session shells through shell_launch on a PTY and drives them
-// the way Caretz does: wait for the end of the prompt, write a command file, type
-// `__caretz_run FILE`, read the marks back through MarkParser.
+// the way the supervisor does: start the shell with its first command's file in its
+// environment, then, for each next command, wait for the end of the prompt, write a command
+// file and type `__caretz_run FILE`; the marks are read back through MarkParser.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -61,6 +62,13 @@ struct CommandResult {
     int starts = 0;  // C marks seen
 };
 
+// How the first command is started: reading the terminal, or nothing (</dev/null), and whether
+// Ctrl-C is pressed once it has printed something.
+struct FirstCommand {
+    bool reads_terminal = true;
+    bool interrupted = false;
+};
+
 // A session shell on a PTY, with the marks it printed so far.
 class SessionShell : public caretz::MarkParser::Handler {
 public:
@@ -69,16 +77,10 @@ public:
         : nonce_(random_nonce()),
           parser_(nonce_),
           home_(home.path()),
-          pty_(caretz::Pty::open({24, 200})) {
-        caretz::ShellLaunch launch = caretz::shell_launch(shell, (home_ / ".caretz-hooks").string(),
-                                                          home_.string(), user_zdotdir);
-        for (const auto& [path, content] : launch.files) write_file(path, content);
-        std::map<std::string, std::string> env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"},
-                                                  {"TERM", "xterm-256color"},
-                                                  {"LANG", "C.UTF-8"},
-                                                  {"USER", "caretz-test"}};
-        start(launch.argv, caretz::environment_for(launch, env));
-        wait_for([this] { return prompt_ends_ > 0; });
+          pty_(caretz::Pty::open({24, 200})),
+          launch_(caretz::shell_launch(shell, (home_ / ".caretz-hooks").string(), home_.string(),
+                                       user_zdotdir)) {
+        for (const auto& [path, content] : launch_.files) write_file(path, content);
     }
 
     ~SessionShell() override {
@@ -108,26 +110,35 @@ public:
 
     const std::string& nonce() const { return nonce_; }
 
+    // Starts the shell with its first command, as the supervisor does, and waits for the prompt
+    // after it.
+    CommandResult start(const std::string& command_text, FirstCommand how = {}) {
+        std::map<std::string, std::string> env = {
+            {"PATH", "/usr/local/bin:/usr/bin:/bin"},
+            {"TERM", "xterm-256color"},
+            {"LANG", "C.UTF-8"},
+            {"USER", "caretz-test"},
+            {"CARETZ_FIRST_COMMAND", command_file(command_text)},
+            {"CARETZ_FIRST_COMMAND_INPUT", how.reads_terminal ? "terminal" : "none"}};
+        spawn(launch_.argv, caretz::environment_for(launch_, env));
+        return finish(how.interrupted);
+    }
+
     CommandResult run(const std::string& command_text) {
-        start_command(command_text);
-        wait_for([this] { return prompt_ends_after_done_ > 0; });
-        return result_;
+        type("__caretz_run " + command_file(command_text) + "\r");
+        return finish(false);
     }
 
     // Runs the command and presses Ctrl-C once it has printed something.
     CommandResult run_and_interrupt(const std::string& command_text) {
-        start_command(command_text);
-        wait_for([this] { return !result_.output.empty(); });
-        type("\x03");
-        wait_for([this] { return prompt_ends_after_done_ > 0; });
-        return result_;
+        type("__caretz_run " + command_file(command_text) + "\r");
+        return finish(true);
     }
 
     void on_output(std::string_view bytes) override {
         if (in_command_) result_.output.append(bytes);
     }
     void on_prompt_end() override {
-        ++prompt_ends_;
         if (done_) ++prompt_ends_after_done_;
     }
     void on_command_start() override {
@@ -143,16 +154,28 @@ public:
     void on_cwd(std::string path) override { cwd_ = std::move(path); }
 
 private:
-    void start_command(const std::string& command_text) {
+    // Writes the next command's file and makes ready to follow it; returns the file's path.
+    std::string command_file(const std::string& command_text) {
         fs::path file = home_ / (".caretz-command-" + std::to_string(++commands_));
         write_file(file, command_text);
         result_ = CommandResult{};
         done_ = false;
         prompt_ends_after_done_ = 0;
-        type("__caretz_run " + file.string() + "\r");
+        return file.string();
     }
 
-    void start(const std::vector<std::string>& argv,
+    // Waits for the command's end and the prompt after it, pressing Ctrl-C first if asked to,
+    // once the command has printed something.
+    CommandResult finish(bool interrupt) {
+        if (interrupt) {
+            wait_for([this] { return !result_.output.empty(); });
+            type("\x03");
+        }
+        wait_for([this] { return prompt_ends_after_done_ > 0; });
+        return result_;
+    }
+
+    void spawn(const std::vector<std::string>& argv,
                const std::map<std::string, std::string>& env) {
         std::vector<std::string> env_strings;
         for (const auto& [name, value] : env) env_strings.push_back(name + "=" + value);
@@ -209,11 +232,11 @@ private:
     caretz::MarkParser parser_;
     fs::path home_;
     caretz::Pty pty_;
+    caretz::ShellLaunch launch_;
     pid_t child_ = -1;
     std::string seen_;
     std::string cwd_;  // the last OSC 7
     int commands_ = 0;
-    int prompt_ends_ = 0;
     int prompt_ends_after_done_ = 0;
     bool in_command_ = false;
     bool done_ = false;
@@ -223,7 +246,7 @@ private:
 // What every shell must do; `subshell_exit_3` is the shell's way to run `exit 3` in a child.
 void check_session_behaviour(SessionShell& shell, const TempDir& home,
                              const std::string& subshell_exit_3) {
-    CommandResult hello = shell.run("echo hello");
+    CommandResult hello = shell.start("echo hello");
     CHECK(hello.output == "hello\r\n");
     CHECK(hello.status == 0);
     CHECK(hello.starts == 1);
@@ -316,7 +339,7 @@ TEST_CASE("bash session shell with a string PROMPT_COMMAND", "[hooks][bash]") {
     write_file(home.path() / ".bashrc",
                "set -u\nPROMPT_COMMAND='touch \"$HOME/prompt-hook-ran\" # a comment'\n");
     SessionShell shell(bash, home);
-    CHECK(shell.run("echo hi").output == "hi\r\n");
+    CHECK(shell.start("echo hi").output == "hi\r\n");
     CHECK(shell.run("false").status == 1);
     CHECK(fs::exists(home.path() / "prompt-hook-ran"));
 }
@@ -365,7 +388,7 @@ TEST_CASE("zsh session shell with the user's own ZDOTDIR", "[hooks][zsh]") {
     write_file(zdotdir / ".zshenv", "FROM_ZDOTDIR_ZSHENV=yes\n");
     write_file(zdotdir / ".zshrc", "FROM_ZDOTDIR_ZSHRC=yes\n");
     SessionShell shell(zsh, home, zdotdir.string());
-    CHECK(shell.run("echo $FROM_ZDOTDIR_ZSHENV $FROM_ZDOTDIR_ZSHRC $ZDOTDIR").output ==
+    CHECK(shell.start("echo $FROM_ZDOTDIR_ZSHENV $FROM_ZDOTDIR_ZSHRC $ZDOTDIR").output ==
           "yes yes " + zdotdir.string() + "\r\n");
     CHECK(shell.run("env | grep -c '^ZDOTDIR=" + zdotdir.string() + "$'").output == "1\r\n");
 }
@@ -404,4 +427,77 @@ TEST_CASE("fish session shell", "[hooks][fish]") {
     std::ifstream history(home.path() / ".local/share/fish/fish_history");
     std::string saved((std::istreambuf_iterator<char>(history)), std::istreambuf_iterator<char>());
     CHECK(saved.find("__caretz_run") == std::string::npos);
+}
+
+// The first command runs as if typed at the first prompt, though no prompt comes before it:
+// after the user's prompt code, at the top level, with the job control a typed one has (bash
+// and zsh: a foreground job of its own; fish runs what __caretz_run starts in its own process
+// group), and with the end of input at once when nobody types into it.
+TEST_CASE("a session shell's first command runs as a typed one would", "[hooks]") {
+    struct Case {
+        std::string shell;
+        std::string rc_path;
+        std::string rc;             // a prompt hook that logs each run to ~/prompt-log
+        std::string declare;        // makes `table` or `answer` hold "value" at the top level
+        std::string show_declared;  // prints it
+        bool own_job;               // a typed command is a foreground job of its own
+    };
+    const std::vector<Case> cases = {
+        {"bash", ".bashrc", "PROMPT_COMMAND='echo ran >> ~/prompt-log'\n",
+         "declare -A table=([key]=value)", "echo \"${table[key]}\"", true},
+        {"zsh", ".zshrc", "precmd() { echo ran >> ~/prompt-log }\n",
+         "typeset -A table; table[key]=value", "echo \"${table[key]}\"", true},
+        {"fish", ".config/fish/config.fish",
+         "set -g fish_greeting\n"
+         "function log_prompt --on-event fish_prompt; echo ran >> ~/prompt-log; end\n",
+         "set answer value", "echo $answer", false},
+    };
+    // The command's own process group is the terminal's foreground one, not the shell's.
+    const std::string own_job =
+        "sh -c 'own=$(ps -o pgid= -p $$); shell=$(ps -o pgid= -p $PPID); "
+        "fg=$(ps -o tpgid= -p $$); [ $own = $fg ] && [ $own != $shell ] && echo own-job'";
+    for (const auto& c : cases) {
+        INFO(c.shell);
+        const std::string path = shell_path(c.shell);
+        REQUIRE(!path.empty());
+        {
+            TempDir home;
+            write_file(home.path() / c.rc_path, c.rc);
+            SessionShell shell(path, home);
+            // The prompt code ran once before it (direnv loads a folder's settings there)...
+            CHECK(shell.start("cat ~/prompt-log").output == "ran\r\n");
+            // ... and once after it, at the prompt that followed.
+            CHECK(shell.run("cat ~/prompt-log").output == "ran\r\nran\r\n");
+        }
+        {
+            TempDir home;
+            SessionShell shell(path, home);
+            shell.start(c.declare);
+            CHECK(shell.run(c.show_declared).output == "value\r\n");
+        }
+        {
+            TempDir home;
+            SessionShell shell(path, home);
+            const std::string expected = c.own_job ? "own-job\r\n" : "";
+            CHECK(shell.start(own_job).output == expected);
+            CHECK(shell.run(own_job).output == expected);
+        }
+        {
+            TempDir home;
+            SessionShell shell(path, home);
+            CommandResult eof =
+                shell.start("sh -c 'cat; echo read-all'", {.reads_terminal = false});
+            CHECK(eof.output == "read-all\r\n");
+            CHECK(eof.status == 0);
+        }
+        {
+            TempDir home;
+            SessionShell shell(path, home);
+            CommandResult interrupted = shell.start(
+                "sh -c 'echo started; exec sleep 5'; echo not reached", {.interrupted = true});
+            CHECK(interrupted.status == 130);
+            CHECK(interrupted.output.find("not reached") == std::string::npos);
+            CHECK(shell.run("echo still here").output == "still here\r\n");
+        }
+    }
 }
