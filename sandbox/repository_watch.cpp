@@ -21,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <unordered_set>
 
@@ -338,7 +339,10 @@ void on_threads(unsigned n, const std::function<void(unsigned)>& work) {
 }  // namespace
 
 // The folders still to search, shared by the threads of one walk(). Each thread takes from its
-// own stack first and hands half of it over when another thread has nothing to do.
+// own stack first and hands half of it over when another thread has nothing to do. The walk
+// starts on one thread; the others start once it is clearly not a small tree (a backlog of
+// folders, or many folders searched), since a small one is searched sooner than a thread
+// starts and joins.
 struct RepositoryWatch::FolderQueue {
     struct Item {
         std::shared_ptr<UniqueFd> parent;  // the folder it was listed in (null for a top)
@@ -350,8 +354,13 @@ struct RepositoryWatch::FolderQueue {
     std::condition_variable ready;
     std::vector<Item> shared;
     const std::unordered_set<std::string_view>* unwatched = nullptr;
-    unsigned threads = 1;
-    bool watch = false;  // each folder gets its watch as it is found
+    unsigned threads = 1;                  // the threads searching now
+    unsigned max_threads = 1;              // ... and once the helpers have started
+    std::function<void(unsigned)> helper;  // what helper i (1 ..) runs
+    std::vector<std::thread> helpers;
+    std::atomic<bool> helpers_called{false};
+    size_t searched = 0;  // folders the first thread searched before the helpers came
+    bool watch = false;   // each folder gets its watch as it is found
     unsigned idle = 0;
     std::atomic<unsigned> waiting{0};
     bool done = false;
@@ -373,6 +382,24 @@ struct RepositoryWatch::FolderQueue {
         own.push_back(std::move(shared.back()));
         shared.pop_back();
         return true;
+    }
+    // Called by the searching threads after each folder: until the helpers are called, only
+    // the first thread searches, so only it calls them.
+    void call_helpers_if_needed(size_t backlog) {
+        if (max_threads == 1 || helpers_called.load(std::memory_order_relaxed)) return;
+        ++searched;
+        if (backlog < 2 || (backlog < 16 && searched < 128)) return;
+        helpers_called = true;
+        // Held while they start: each helper's first take() counts it idle among all of them.
+        std::lock_guard lock(mutex);
+        for (unsigned i = 1; i < max_threads; ++i) {
+            try {
+                helpers.emplace_back(helper, i);
+            } catch (const std::system_error&) {
+                break;  // no more threads now: the walk goes on with those it has
+            }
+        }
+        threads = 1 + static_cast<unsigned>(helpers.size());
     }
     void share(std::vector<Item>& own) {
         if (waiting.load(std::memory_order_relaxed) == 0 || own.size() < 2) return;
@@ -492,7 +519,7 @@ void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool par
     tops.erase(std::unique(tops.begin(), tops.end()), tops.end());
     if (tops.empty()) return;
     FolderQueue queue;
-    queue.threads = parallel ? search_threads() : 1;
+    queue.max_threads = parallel ? search_threads() : 1;
     queue.watch = watch && inotify_.valid();
     // The folders without a watch already known below the tops, which the walk leaves to
     // their change time. For a few tops, only those below them. New folders hold none.
@@ -508,8 +535,10 @@ void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool par
     }
     if (!known.empty()) queue.unwatched = &known;
     for (auto& top : tops) queue.shared.push_back({nullptr, std::move(top), 0});
-    std::vector<Found> each(queue.threads);
-    on_threads(queue.threads, [&](unsigned t) { walk_folders(queue, each[t]); });
+    std::vector<Found> each(queue.max_threads);
+    queue.helper = [&](unsigned t) { walk_folders(queue, each[t]); };
+    queue.helper(0);
+    for (auto& t : queue.helpers) t.join();
     for (auto& part : each) found.merge(std::move(part));
     // In the order of the folders, whichever thread found them.
     for (auto* list : {&found.git_dirs, &found.git_links, &found.unreadable})
@@ -677,6 +706,7 @@ void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
             own.push_back(std::move(child));
         }
         children.clear();
+        queue.call_helpers_if_needed(own.size());
         queue.share(own);
     }
 }

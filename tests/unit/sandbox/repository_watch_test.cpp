@@ -171,6 +171,34 @@ TEST_CASE("the start-up search finds repositories however deep, bare ones and wo
     CHECK(watch.check().empty());
 }
 
+// A tree wide and deep enough for the search to call its helper threads: every repository is
+// found, however the folders were shared out between the threads.
+TEST_CASE("the start-up search of a large tree finds every repository") {
+    Workspace ws;
+    std::vector<std::string> repositories;
+    std::string script = "mkdir -p";
+    for (int top = 0; top < 40; ++top) {
+        for (int sub = 0; sub < 12; ++sub) {
+            const std::string dir = "t" + std::to_string(top) + "/s" + std::to_string(sub) + "/x/y";
+            script += " " + dir;
+            if ((top * 12 + sub) % 37 == 0) repositories.push_back(dir + "/.git");
+        }
+    }
+    for (const auto& git : repositories) script += " " + git + "/objects";
+    script += " && for g in";
+    for (const auto& git : repositories) script += " " + git;
+    script += "; do echo 'ref: refs/heads/main' > $g/HEAD; done";
+    ws.sh(script);
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {});
+    for (const auto& git : repositories) {
+        INFO(git);
+        CHECK(has(policy.protected_paths, ws / (git + "/hooks")));
+        CHECK(has(policy.protected_paths, ws / (git + "/config")));
+    }
+    CHECK(policy.protected_paths.size() >= 2 * repositories.size());
+}
+
 TEST_CASE("a repository made after the start is found, and its hooks and config kept safe") {
     Workspace ws;
     SandboxPolicy policy = ws.policy();
