@@ -74,6 +74,38 @@ def log(*a):
     print("bench:", *a, file=sys.stderr, flush=True)
 
 
+def cpu_busy(window):
+    """The share of the CPUs' time over the next `window` seconds that went to any work (all but
+    idle and waiting for I/O; time the hypervisor took counts as work), from /proc/stat."""
+    def sample():
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:9]]
+        return sum(fields), fields[3] + fields[4]
+    total0, idle0 = sample()
+    time.sleep(window)
+    total1, idle1 = sample()
+    return 1 - (idle1 - idle0) / max(1, total1 - total0)
+
+
+SETTLE_BUSY = 0.10  # the CPUs count as quiet below this share of work
+SETTLE_LONGEST = 60  # seconds
+
+
+def settle(what):
+    """Waits until the machine is quiet (SETTLE_BUSY over half a second), SETTLE_LONGEST seconds
+    at most. The kernel frees the namespaces of the sandboxes before (the network namespace
+    above all) on workers of its own, later: after hundreds of sandboxes that work takes
+    seconds, and would land in the next measurement."""
+    start = time.monotonic()
+    busy = cpu_busy(0.5)
+    while busy > SETTLE_BUSY and time.monotonic() - start < SETTLE_LONGEST:
+        busy = cpu_busy(0.5)
+    waited = time.monotonic() - start
+    if waited > 1.5:
+        log(f"{what}: waited {waited:.0f} s for the machine to settle "
+            f"(the CPUs {busy:.0%} busy then)")
+
+
 def percentile(values, p):
     v = sorted(values)
     if not v:
@@ -302,6 +334,7 @@ def per_command(harnesses, n, workspace):
     # Rounds: every harness runs the command once per round, in a rotating order, so that load
     # from anything else on the machine spreads evenly over all of them.
     for cmd in PER_COMMAND:
+        settle(f"per-command `{cmd}`")
         log(f"per-command: {n} x `{cmd}` through {len(live)} harnesses")
         for i in range(n):
             order = live[i % len(live):] + live[:i % len(live)]
@@ -488,6 +521,7 @@ def starts(args, env, tmp, n):
     wall = {k: [] for k in runs}
     phases = {k: {} for k in ("caretz_exec", "caretz_fresh")}
     times_file = os.path.join(tmp, "phase-times")
+    settle("starts")
     log(f"starts: {n} rounds of {', '.join(runs)}")
     for i in range(n):
         keys = list(runs)
@@ -668,6 +702,7 @@ def throughput(args, env, tmp):
         for key, label, argv, extra in order:
             if results[key]["error"]:
                 continue
+            settle(f"throughput: {label}")
             try:
                 r = ptyrun(args.ptyrun, argv, env, extra)
             except RuntimeError as e:
@@ -721,6 +756,7 @@ def detection(args, env, tmp):
          [c, "exec", "--no-session", DETECT_CMD]),
     ]
     for key, label, argv in cases:
+        settle(f"detection: {label}")
         log(f"detection: {label}")
         tail = os.path.join(tmp, f"detect-{key}.tail")
         command = "ptyrun --count = -- " + " ".join(shlex.quote(shown(a)) for a in argv)
@@ -847,7 +883,7 @@ def repositories(args, env, sizes):
             # to the user's limit each) a little later, on a worker, and counts them against the
             # limit until then: in and right after a large workspace, each measurement starts
             # once the machine has settled after the one before.
-            settle = 5 if max(made, previous) >= 100_000 else 0
+            pause = 5 if max(made, previous) >= 100_000 else 0
             previous = made
             # Every start here searches the workspace: each one's search is a sample of it (the
             # search's time moves with the kernel's caches, see bench/NOTES.md).
@@ -855,11 +891,13 @@ def repositories(args, env, sizes):
                 os.unlink(times_file)
             prompt = []
             for _ in range(3):
-                time.sleep(settle)
+                time.sleep(pause)
+                settle(f"repositories: {made} folders")
                 prompt.append(time_on_pty([args.caretz], dict(env, CARETZ_PHASE_TIMES=times_file),
                                           b"caretz>", cwd=ws))
             row["prompt_ms"] = statistics.median(prompt) * 1e3
-            time.sleep(settle)
+            time.sleep(pause)
+            settle(f"repositories: {made} folders")
             for key, binary in binaries:
                 s = WarmSession(binary, env, cwd=ws)
                 s.start(phase_times=times_file if key == "with" else None)
@@ -1137,6 +1175,11 @@ def report(res):
                f"kernel {m['kernel']}, {m.get('os', '?')}")
     out.append(f"- load average before / after: {res['load_before']} / {res['load_after']} "
                "(other work on the machine shows up as noise, mostly in the p95 columns)")
+    out.append(f"- before each part and each throughput and detection run, the bench waits until "
+               f"the CPUs are less than {SETTLE_BUSY:.0%} busy over half a second "
+               f"({SETTLE_LONGEST} s at most): the kernel frees the namespaces of the sandboxes "
+               "before on workers of its own, later, and that work would land in the next "
+               "measurement")
     out.append(f"- Caretz: {res['caretz']} (Release build, commit {res['commit']})")
     for k, v in res["versions"].items():
         out.append(f"- {k}: {v}")
