@@ -103,13 +103,16 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     spec.env = command_environment(user.env, spec.policy.env_overlay, api_key_variables(""));
     spec.shell = user.shell;
     // fish writes its universal variables next to its config and fails into every command's
-    // output where it cannot; it gets a private copy of that folder instead.
+    // output where it cannot; it gets a private folder there instead, whose config stays as
+    // read-only as the rest of the home.
     if (std::filesystem::path(user.shell).filename() == "fish") {
         auto xdg = user.env.find("XDG_CONFIG_HOME");
         std::string config_home =
             xdg != user.env.end() && !xdg->second.empty() ? xdg->second : user.home + "/.config";
         spec.policy.private_dirs.push_back(
-            absolute_path(config_home + "/fish", user.cwd, user.home));
+            {absolute_path(config_home + "/fish", user.cwd, user.home),
+             {"fish_variables"},
+             {"config.fish", "conf.d", "functions", "completions"}});
     }
     spec.cwd = user.cwd;
     spec.size = output_size();

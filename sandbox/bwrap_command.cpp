@@ -123,29 +123,50 @@ private:
         if (!root) add({"--remount-ro", dir});
     }
 
-    // A writable tmpfs over `dir` with its files copied in and its folders bound back
-    // read-only. A folder that is hidden, inside a writable root or holds one is left alone.
-    void private_copy(const std::string& dir, std::vector<std::string>& copied) {
-        auto real = fs_.real_path(dir);
+    // A writable tmpfs over `dir.path` with the shell's own files copied in, and everything
+    // else bound back read-only: what the shell runs from there, an empty read-only folder
+    // where it is missing (SandboxPolicy::private_dirs). A folder that is hidden, inside a
+    // writable root or holds one is left alone.
+    void private_copy(const PrivateDir& dir, std::vector<std::string>& copied) {
+        auto real = fs_.real_path(dir.path);
         if (!real || fs_.type(*real) != HostFs::Type::directory || writable(*real) ||
             policy_.is_hidden(*real) || rebuilt_.count(*real))
             return;
         for (const auto& w : writable_)
             if (path_within(w, *real)) return;
+        auto named = [](const std::vector<std::string>& names, const std::string& name) {
+            return std::find(names.begin(), names.end(), name) != names.end();
+        };
         add({"--tmpfs", *real});
+        std::vector<std::string> missing = dir.run_from;
         for (const auto& entry : fs_.list(*real)) {
             const std::string path = join_path(*real, entry.name);
-            if (hidden_.count(path)) continue;
-            if (entry.type == HostFs::Type::file) {
+            std::erase(missing, entry.name);
+            // (No entry is hidden: a folder that holds a hidden path is rebuilt instead.)
+            if (entry.type == HostFs::Type::file && named(dir.own_files, entry.name)) {
                 add({"--file", std::to_string(kFirstCopiedFileFd + static_cast<int>(copied.size())),
                      path});
                 copied.push_back(path);
-            } else if (entry.type == HostFs::Type::symlink) {
+            } else if (entry.type == HostFs::Type::symlink && !named(dir.run_from, entry.name)) {
                 add({"--symlink", fs_.read_link(path), path});
+            } else if (entry.type == HostFs::Type::symlink && !visible_target(path)) {
+                missing.push_back(entry.name);
             } else {
+                // A mount point: neither written nor removed and made anew (a link would be).
                 add({"--ro-bind-try", path, path});
             }
         }
+        for (const auto& name : missing) {
+            const std::string path = join_path(*real, name);
+            add({"--tmpfs", path, "--remount-ro", path});
+        }
+    }
+
+    // Whether the link at `path` leads somewhere the sandbox may see: binding it shows what it
+    // leads to.
+    bool visible_target(const std::string& path) const {
+        auto target = fs_.real_path(path);
+        return target && !policy_.is_hidden(*target) && !hidden_.count(*target);
     }
 
     // The socket keeps its real host path; when its folder is hidden (`/run`), bwrap creates

@@ -9,6 +9,17 @@
 
 namespace caretz {
 
+// A folder of the shell's own (SandboxPolicy::private_dirs): a writable tmpfs over it, where
+// the shell's own files are copied in and it may add more. Everything else there comes back
+// read-only; what the shell runs from there is read-only even where it is missing (an empty
+// folder then), so that nothing a command writes there runs in a later shell of the session,
+// which would read the session's nonce before Caretz's hook does.
+struct PrivateDir {
+    std::string path;
+    std::vector<std::string> own_files;  // names: fish_variables
+    std::vector<std::string> run_from;   // names: config.fish, conf.d, functions, completions
+};
+
 // What the sandbox may see and touch. Paths are absolute and normalised.
 struct SandboxPolicy {
     std::string home;
@@ -24,10 +35,10 @@ struct SandboxPolicy {
     bool allow_docker = false;
     std::string docker_socket;  // host path of the Docker socket
     bool read_only = false;     // plan mode: nothing is writable but /tmp
-    // Folders where the shell keeps its own bookkeeping (fish's universal variables): each is
-    // a private, writable copy for the sandbox's life, so the shell's writes neither fail into
-    // a command's output nor reach the host.
-    std::vector<std::string> private_dirs;
+    // Folders where the shell keeps its own bookkeeping (fish's universal variables), each
+    // private to the sandbox for its life, so the shell's writes neither fail into a command's
+    // output nor reach the host.
+    std::vector<PrivateDir> private_dirs;
 
     // True when the sandbox may write path P (absolute, normalised) under this policy.
     bool can_write(const std::string& path) const;

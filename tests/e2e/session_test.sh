@@ -124,6 +124,20 @@ repl "$end_shell" '!echo fresh-shell-after-exit' '!pwd'
 check "a command that ends the shell gets a clear message" contains "$OUT" "ended the session shell"
 check "... and the next command gets a fresh shell" contains "$OUT" "fresh-shell-after-exit"
 
+if [[ $SHELL_NAME == fish ]]; then
+    # fish's folder is private to the sandbox, for its universal variables; but a program
+    # cannot put config there (config.fish, or conf.d where the user has none) for the next
+    # fish of the session, which would run it before the hook takes the nonce.
+    plant='echo "echo planted > /tmp/planted" >'
+    repl "!sh -c '$plant ~/.config/fish/config.fish; mkdir -p ~/.config/fish/conf.d; $plant ~/.config/fish/conf.d/x.fish; kill -9 \$PPID'" \
+        '!cat /tmp/planted 2>/dev/null || echo nothing-planted-ran' '!set -U caretz_u 1; echo universal-set'
+    check "a program cannot plant config for the next fish of the session" \
+        contains "$OUT" "nothing-planted-ran"
+    check "... its writes were refused" contains "$OUT" "Read-only file system"
+    check "... and fish still writes its universal variables" contains "$OUT" "universal-set"
+    check "... with no complaint" not_contains "$OUT" "Unable to"
+fi
+
 lines=$(as_user "$SH" "$ws" "$E2E_BIN" exec 'head -c 50000000 /dev/zero | tr "\0" x | fold -w 100; echo' </dev/null | tr -d '\r' | wc -c)
 check "50 MB of output arrives whole" test "$lines" -eq 50500000
 

@@ -191,34 +191,75 @@ TEST_CASE("--allow-docker binds the host's Docker socket in") {
     CHECK(find_seq(args, {"--bind", "/run/docker.sock", "/run/docker.sock"}) >= 0);
 }
 
-TEST_CASE("a private folder is a writable tmpfs with its files copied in, its folders read-only") {
+TEST_CASE("a private folder is a writable tmpfs with the shell's own files copied in") {
     FakeHostFs host({{"/home", "d"},
                      {"/home/u", "d"},
                      {"/home/u/.config", "d"},
                      {"/home/u/.config/fish", "d"},
                      {"/home/u/.config/fish/config.fish", "f"},
                      {"/home/u/.config/fish/fish_variables", "f"},
+                     {"/home/u/.config/fish/fish_plugins", "f"},
                      {"/home/u/.config/fish/functions", "d"},
                      {"/home/u/proj", "d"},
                      {"/tmp", "d"}});
     SandboxPolicy policy = policy_for("/home/u/proj");
-    policy.private_dirs = {"/home/u/.config/fish"};
+    policy.private_dirs = {{"/home/u/.config/fish",
+                            {"fish_variables"},
+                            {"config.fish", "conf.d", "functions", "completions"}}};
     std::vector<std::string> copied;
     Args args = bwrap_arguments(policy, host, "/home/u/proj", &copied);
-    CHECK(copied == std::vector<std::string>{"/home/u/.config/fish/config.fish",
-                                             "/home/u/.config/fish/fish_variables"});
+    // Only the shell's own files are copies it may write.
+    CHECK(copied == std::vector<std::string>{"/home/u/.config/fish/fish_variables"});
     long tmpfs = find_seq(args, {"--tmpfs", "/home/u/.config/fish"});
     REQUIRE(tmpfs >= 0);
     CHECK(find_seq(args, {"--file", std::to_string(kFirstCopiedFileFd),
-                          "/home/u/.config/fish/config.fish"}) > tmpfs);
-    CHECK(find_seq(args, {"--file", std::to_string(kFirstCopiedFileFd + 1),
                           "/home/u/.config/fish/fish_variables"}) > tmpfs);
-    CHECK(find_seq(args, {"--ro-bind-try", "/home/u/.config/fish/functions",
-                          "/home/u/.config/fish/functions"}) > tmpfs);
-    // Nothing remounts it read-only: the shell may write there, and only there.
+    // What the shell runs from there, and the rest, come back read-only: a command cannot
+    // change what the next shell of the session runs.
+    for (const std::string& path : {std::string("/home/u/.config/fish/config.fish"),
+                                    std::string("/home/u/.config/fish/functions"),
+                                    std::string("/home/u/.config/fish/fish_plugins")})
+        CHECK(find_seq(args, {"--ro-bind-try", path, path}) > tmpfs);
+    // ... also where it is missing: an empty read-only folder holds its place.
+    for (const std::string& path : {std::string("/home/u/.config/fish/conf.d"),
+                                    std::string("/home/u/.config/fish/completions")})
+        CHECK(find_seq(args, {"--tmpfs", path, "--remount-ro", path}) > tmpfs);
+    CHECK(find_seq(args, {"--tmpfs", "/home/u/.config/fish/functions"}) < 0);
+    // Nothing remounts the folder itself read-only: the shell may write its own files there.
     CHECK(find_seq(args, {"--remount-ro", "/home/u/.config/fish"}) < 0);
     // It comes after the home is bound read-only, so it lies on top.
     CHECK(find_seq(args, {"--ro-bind-try", "/home/u", "/home/u"}) < tmpfs);
+}
+
+TEST_CASE("a private folder's config that is a link cannot be made anew, nor show a hidden path") {
+    FakeHostFs host({{"/home", "d"},
+                     {"/home/u", "d"},
+                     {"/home/u/.config", "d"},
+                     {"/home/u/.config/fish", "d"},
+                     {"/home/u/.config/fish/config.fish", "l:/home/u/dotfiles/config.fish"},
+                     {"/home/u/.config/fish/conf.d", "l:/home/u/secret"},
+                     {"/home/u/.config/fish/functions", "d"},
+                     {"/home/u/dotfiles", "d"},
+                     {"/home/u/dotfiles/config.fish", "f"},
+                     {"/home/u/secret", "d"},
+                     {"/home/u/proj", "d"},
+                     {"/tmp", "d"}});
+    PolicySettings settings;
+    settings.hidden = {"/home/u/secret"};
+    SandboxPolicy policy = policy_for("/home/u/proj", settings);
+    policy.private_dirs = {
+        {"/home/u/.config/fish", {"fish_variables"}, {"config.fish", "conf.d", "functions"}}};
+    std::vector<std::string> copied;
+    Args args = bwrap_arguments(policy, host, "/home/u/proj", &copied);
+    const std::string dir = "/home/u/.config/fish";
+    // A link the shell runs from is bound (what it leads to, read-only): a link in the tmpfs
+    // could be removed and replaced by a file of the command's.
+    CHECK(find_seq(args, {"--ro-bind-try", dir + "/config.fish", dir + "/config.fish"}) >= 0);
+    CHECK(find_seq(args, {"--symlink", "/home/u/dotfiles/config.fish", dir + "/config.fish"}) < 0);
+    // One that leads to a hidden path shows nothing of it, and stays empty.
+    CHECK(find_seq(args, {"--tmpfs", dir + "/conf.d", "--remount-ro", dir + "/conf.d"}) >= 0);
+    CHECK(find_seq(args, {"--ro-bind-try", dir + "/conf.d", dir + "/conf.d"}) < 0);
+    CHECK(find_seq(args, {"--ro-bind-try", dir + "/functions", dir + "/functions"}) >= 0);
 }
 
 TEST_CASE("a private folder that is writable already, hidden or missing is left alone") {
@@ -231,7 +272,7 @@ TEST_CASE("a private folder that is writable already, hidden or missing is left 
     for (const std::string& dir :
          {std::string("/home/u/.config/fish"), std::string("/home/u/none")}) {
         SandboxPolicy policy = policy_for("/home/u");  // the whole home is writable
-        policy.private_dirs = {dir};
+        policy.private_dirs = {{dir, {"fish_variables"}, {"config.fish"}}};
         std::vector<std::string> copied;
         Args args = bwrap_arguments(policy, host, "/home/u", &copied);
         CHECK(copied.empty());
@@ -240,7 +281,7 @@ TEST_CASE("a private folder that is writable already, hidden or missing is left 
     PolicySettings hidden;
     hidden.hidden = {"/home/u/.config/fish"};
     SandboxPolicy policy = policy_for("/tmp", hidden);
-    policy.private_dirs = {"/home/u/.config/fish"};
+    policy.private_dirs = {{"/home/u/.config/fish", {"fish_variables"}, {"config.fish"}}};
     std::vector<std::string> copied;
     Args args = bwrap_arguments(policy, host, "/tmp", &copied);
     CHECK(copied.empty());
