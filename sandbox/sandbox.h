@@ -126,6 +126,10 @@ public:
     // run on the host (RepositoryWatch): called after every command, before a rerun on the
     // host and before the next prompt. Returns what it found and did, for the user.
     virtual std::vector<RepositoryFinding> secure_repositories() { return {}; }
+    // Caretz exits as soon as this sandbox is destroyed (a one-shot `caretz exec`): its end
+    // need not wait until the sandbox's processes are gone. bwrap runs with --die-with-parent,
+    // so the kernel ends whatever is left when Caretz exits.
+    virtual void exit_follows() {}
 };
 
 struct SandboxSpec {

@@ -253,9 +253,12 @@ SandboxSession::~SandboxSession() {
     if (repositories_) repositories_->detach(this);
     control_.reset();  // the supervisor sees EOF and ends, and with it the sandbox
     // Everything in the sandbox is about to go: the proxy's connections with it. Its thread
-    // winds down while bwrap does; the proxy is joined once bwrap is gone.
+    // winds down while bwrap does; the proxy is joined after the wait below.
     proxy_->begin_stop();
-    if (bwrap_pid_ <= 0) return;
+    // When Caretz exits next, the supervisor's end, bwrap's and the kernel's teardown of the
+    // sandbox's namespaces go on after it rather than before (1 to 2 ms of a one-shot
+    // `caretz exec`); bwrap's --die-with-parent ends whatever is left.
+    if (bwrap_pid_ <= 0 || !wait_at_end_) return;
     // Wait for bwrap on a pidfd, so the usual quick exit costs no polling sleep; a sandbox
     // that is still there after a second is killed.
     UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, bwrap_pid_, 0)));

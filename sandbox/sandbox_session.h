@@ -36,6 +36,7 @@ public:
     BackgroundJobs* background_jobs() override { return this; }
     NetworkProxy* network_proxy() override { return proxy_.get(); }
     std::vector<RepositoryFinding> secure_repositories() override;
+    void exit_follows() override { wait_at_end_ = false; }
 
     int start(const std::string& command) override;
     std::optional<JobReport> report(int id) override;
@@ -84,6 +85,7 @@ private:
     // Whole lines typed during the command that it left unread, as the shell's hook counted.
     int unread_lines_ = 0;
     bool shell_alive_ = false;
+    bool wait_at_end_ = true;  // the destructor waits until bwrap is gone
     // A shell was started and has not started its first command yet (for phase_done's marks).
     bool shell_starting_ = false;
     // Set while a pump runs: where the command's output goes.

@@ -173,6 +173,22 @@ sleep 0.5
 check "no process of the session survives Caretz" test -z "$(pgrep -u "$E2E_USER" -f "$marker")"
 pkill -u "$E2E_USER" -f "$marker"
 
+# `caretz exec` returns once its command's result is out, without waiting for its sandbox to
+# wind down; that sandbox still goes, at once.
+marker="sleep 8$$"
+caretz_as_user "$SH" "$ws" exec "$marker & echo job-started"
+check "caretz exec with a background job returns its command's output" \
+    contains "$OUT" "job-started"
+none_left() {
+    for _ in $(seq 20); do
+        [[ -z $(pgrep -u "$E2E_USER" -f "$1") ]] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+check "... and within 2 s nothing of its session is left" none_left "$marker"
+pkill -u "$E2E_USER" -f "$marker"
+
 # Typing ahead on a terminal (tmux): a whole line and a partial one typed while a command runs
 # that does not read them were meant for Caretz's prompt. The session shell must run neither.
 trap 'end_tmux; rm -rf "$TEST_HOME"' EXIT
