@@ -96,6 +96,7 @@ def settle(what):
     at most. The kernel frees the namespaces of the sandboxes before (the network namespace
     above all) on workers of its own, later: after hundreds of sandboxes that work takes
     seconds, and would land in the next measurement."""
+    reap_adopted()
     start = time.monotonic()
     busy = cpu_busy(0.5)
     while busy > SETTLE_BUSY and time.monotonic() - start < SETTLE_LONGEST:
@@ -138,13 +139,62 @@ def vm_hwm_kb(pid):
 DEVNULL = os.open(os.devnull, os.O_RDWR)
 
 
+def adopt_orphans():
+    """Makes the bench the reaper of what the commands it runs leave behind (a child
+    subreaper): `caretz exec` returns once its command's result is out, and its sandbox winds
+    down after that."""
+    import ctypes
+    PR_SET_CHILD_SUBREAPER = 36
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+
+
+def children():
+    """The bench's children: {pid: state letter}."""
+    me, found = os.getpid(), {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                state, ppid = f.read().rsplit(")", 1)[1].split()[:2]
+        except (OSError, ValueError):
+            continue
+        if int(ppid) == me:
+            found[int(entry)] = state
+    return found
+
+
+def reap_adopted():
+    """Reaps what the untimed runs (throughput, detection, peak RSS) left to the bench and
+    has ended since."""
+    for pid, state in children().items():
+        if state == "Z":
+            os.waitpid(pid, os.WNOHANG)
+
+
+def wait_for_orphans(before, timeout=10):
+    """Waits, untimed, until what the last run left behind (children the bench adopted that
+    were not there `before` it) is gone, so that its teardown lands in no other measurement.
+    Kills what is still there after `timeout` seconds."""
+    deadline = time.perf_counter() + timeout
+    while left := children().keys() - before:
+        for pid in left:
+            if time.perf_counter() > deadline:
+                log(f"killing pid {pid}, left running by a timed command")
+                os.kill(pid, 9)
+            os.waitpid(pid, 0)
+
+
 def spawn_timed(argv, env, stdout_fd=DEVNULL, timeout=60):
-    """Runs argv with stdin from /dev/null; returns (seconds, exit status)."""
+    """Runs argv with stdin from /dev/null; returns (seconds, exit status). The time ends when
+    argv's process does; what it leaves running is waited for after, untimed."""
     actions = [
         (os.POSIX_SPAWN_DUP2, DEVNULL, 0),
         (os.POSIX_SPAWN_DUP2, stdout_fd, 1),
         (os.POSIX_SPAWN_DUP2, stdout_fd, 2),
     ]
+    before = children().keys()
     start = time.perf_counter()
     pid = os.posix_spawn(argv[0], argv, env, file_actions=actions)
     pidfd = os.pidfd_open(pid)
@@ -157,7 +207,9 @@ def spawn_timed(argv, env, stdout_fd=DEVNULL, timeout=60):
         _, status = os.waitpid(pid, 0)
     finally:
         os.close(pidfd)
-    return time.perf_counter() - start, os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - start
+    wait_for_orphans(before)
+    return seconds, os.waitstatus_to_exitcode(status)
 
 
 def capture(argv, env, timeout=120):
@@ -1180,6 +1232,10 @@ def report(res):
                f"({SETTLE_LONGEST} s at most): the kernel frees the namespaces of the sandboxes "
                "before on workers of its own, later, and that work would land in the next "
                "measurement")
+    out.append("- a one-shot command's time ends when its process does (`caretz exec` returns "
+               "once its command's result is out; its sandbox winds down after that, as bwrap "
+               "runs with --die-with-parent); the bench adopts what a command leaves running "
+               "and waits, untimed, until it is gone before the next run")
     out.append(f"- Caretz: {res['caretz']} (Release build, commit {res['commit']})")
     for k, v in res["versions"].items():
         out.append(f"- {k}: {v}")
@@ -1436,6 +1492,7 @@ def main():
     if args.quick:
         configure(20_000_000, 10, 1_000_000)
     skip = set(filter(None, args.skip.split(",")))
+    adopt_orphans()
     began = time.time()
     os.chdir(args.workspace)
     env = dict(os.environ)
