@@ -11,7 +11,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <future>
 #include <utility>
 
 #include "hooks/shell_launch.h"
@@ -69,23 +68,6 @@ HookFiles session_hook_files(const std::string& shell, const std::string& home) 
     }
     files.args.insert(files.args.end(), {"--remount-ro", dir});
     return files;
-}
-
-// What the session binds into its sandbox besides the policy and the hooks: caretz-inside as
-// the supervisor, the network proxy's socket, the run records and the stand-ins.
-struct SessionBinds {
-    std::unique_ptr<NetworkProxy> proxy;
-    std::unique_ptr<RunWatch> run_watch;  // nullptr when no program is watched
-    std::vector<std::string> arguments;   // bwrap's options for all of them
-};
-
-SessionBinds session_binds(const SandboxPolicy& policy, const SandboxSpec& spec) {
-    SessionBinds binds;
-    binds.proxy = start_network_proxy(policy);
-    binds.run_watch = RunWatch::create(watched_programs(spec));
-    binds.arguments = caretz_binds(policy, kStatusFd, kExecutableFd, kSupervisorPath, *binds.proxy,
-                                   binds.run_watch.get());
-    return binds;
 }
 
 // Blocks until bwrap reports that the sandboxed process started, with its pid on the host in
@@ -171,11 +153,6 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
       exact_output_(spec.exact_output) {
     const SandboxPolicy policy = with_protected_since(spec.policy, repositories_.get());
     if (auto reason = hidden_cwd_problem(policy, spec.cwd)) throw SandboxStartError(*reason);
-    // The network proxy, the run records and the stand-ins' binds are made on another thread
-    // while this one builds bwrap's arguments and starts it: neither waits for the other.
-    // Waited for on every way out, also when this constructor throws.
-    std::future<SessionBinds> binds =
-        std::async(std::launch::async, [&policy, &spec] { return session_binds(policy, spec); });
     HookFiles hook_files = session_hook_files(spec.shell, policy.home);
     int sockets[2], status[2], errors[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0 ||
@@ -207,13 +184,16 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
     child_end.reset();
     status_write.reset();
     errors_write.reset();
-    SessionBinds made = binds.get();
-    proxy_ = std::move(made.proxy);
-    run_watch_ = std::move(made.run_watch);
-    std::vector<std::string>& extra = made.arguments;
+    // Made while bwrap loads and starts; it reads its arguments only then. (Made on a thread
+    // of their own, beside the arguments, they were no sooner: on two CPUs that thread held
+    // back bwrap's start.)
+    proxy_ = start_network_proxy(policy);
+    run_watch_ = RunWatch::create(watched_programs(spec));
+    std::vector<std::string> extra =
+        caretz_binds(policy, kStatusFd, kExecutableFd, kSupervisorPath, *proxy_, run_watch_.get());
     extra.insert(extra.end(), hook_files.args.begin(), hook_files.args.end());
     bwrap_pid_ = bwrap.finish(extra);
-    phase_done("proxy, stand-ins (their rest: made meanwhile)");
+    phase_done("proxy, stand-ins");
     pid_t inside = -1;
     if (auto failure = wait_for_start(status_.get(), errors_.get(), inside)) {
         wait_for_exit(bwrap_pid_);
