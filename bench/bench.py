@@ -17,6 +17,7 @@ Writes results.json and RESULTS.md into --out.
 
 import argparse
 import codecs
+import ctypes
 import datetime
 import json
 import os
@@ -143,7 +144,6 @@ def adopt_orphans():
     """Makes the bench the reaper of what the commands it runs leave behind (a child
     subreaper): `caretz exec` returns once its command's result is out, and its sandbox winds
     down after that."""
-    import ctypes
     PR_SET_CHILD_SUBREAPER = 36
     if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")

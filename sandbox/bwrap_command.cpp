@@ -141,16 +141,17 @@ private:
         std::vector<std::string> missing = dir.run_from;
         for (const auto& entry : fs_.list(*real)) {
             const std::string path = join_path(*real, entry.name);
+            const bool runs = named(dir.run_from, entry.name);
+            // A link the shell runs from that leads to a hidden path: as if it were missing.
+            if (entry.type == HostFs::Type::symlink && runs && !visible_target(path)) continue;
             std::erase(missing, entry.name);
             // (No entry is hidden: a folder that holds a hidden path is rebuilt instead.)
             if (entry.type == HostFs::Type::file && named(dir.own_files, entry.name)) {
                 add({"--file", std::to_string(kFirstCopiedFileFd + static_cast<int>(copied.size())),
                      path});
                 copied.push_back(path);
-            } else if (entry.type == HostFs::Type::symlink && !named(dir.run_from, entry.name)) {
+            } else if (entry.type == HostFs::Type::symlink && !runs) {
                 add({"--symlink", fs_.read_link(path), path});
-            } else if (entry.type == HostFs::Type::symlink && !visible_target(path)) {
-                missing.push_back(entry.name);
             } else {
                 // A mount point: neither written nor removed and made anew (a link would be).
                 add({"--ro-bind-try", path, path});

@@ -233,7 +233,7 @@ SandboxSession::~SandboxSession() {
     if (repositories_) repositories_->detach(this);
     control_.reset();  // the supervisor sees EOF and ends, and with it the sandbox
     // Everything in the sandbox is about to go: the proxy's connections with it. Its thread
-    // winds down while bwrap does; the proxy is joined after the wait below.
+    // winds down while bwrap does; the proxy is joined with the members, after any wait below.
     proxy_->begin_stop();
     // When Caretz exits next, the supervisor's end, bwrap's and the kernel's teardown of the
     // sandbox's namespaces go on after it rather than before (1 to 2 ms of a one-shot
