@@ -23,13 +23,19 @@ WindowSize output_size() {
     return terminal_size(STDOUT_FILENO).value_or(WindowSize{40, 160});
 }
 
-// The audit log and the session transcripts record every offer and its answer. Their folder is
-// hidden by default (sandbox/hidden_defaults.cpp), and it must exist for the sandbox to hide it.
-void create_state_dir(const std::string& home) {
-    std::string state_dir = std::filesystem::path(AuditLog::default_path(home)).parent_path();
+// Caretz's state folder: the audit log and the session transcripts record every offer and its
+// answer, and the record of the last search for repositories is kept there. The folder is
+// hidden always (sandbox/hidden_defaults.cpp), and it must exist for the sandbox to hide it.
+std::string state_dir_of(const std::string& home) {
+    return std::filesystem::path(AuditLog::default_path(home)).parent_path();
+}
+
+std::string create_state_dir(const std::string& home) {
+    std::string state_dir = state_dir_of(home);
     std::error_code ignored;
     std::filesystem::create_directories(state_dir, ignored);
     std::filesystem::permissions(state_dir, std::filesystem::perms::owner_all, ignored);
+    return state_dir;
 }
 
 // Where git reads the user's own config (git-config(1), FILES): $GIT_CONFIG_GLOBAL instead of
@@ -72,7 +78,7 @@ SandboxPolicy effective_policy(const CommandLine& cl, const Settings& settings,
     SandboxPolicy policy = settings_policy(cl, settings, user);
     // The same search a sandbox starts with, without a watch: its protected paths.
     RepositoryWatch search(policy, git_global_configs(user.home, user.env),
-                           /*watch_changes=*/false);
+                           /*watch_changes=*/false, state_dir_of(user.home));
     return policy;
 }
 
@@ -86,13 +92,13 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
 
 SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
                              const UserContext& user, std::vector<std::string>& notes) {
-    create_state_dir(user.home);
+    const std::string state_dir = create_state_dir(user.home);
     note_ignored_workspace_config(user.cwd, notes);
     SandboxSpec spec;
     spec.policy = settings_policy(cl, settings, user);
     phase_done("policy");
     spec.repositories = std::make_shared<RepositoryWatch>(
-        spec.policy, git_global_configs(user.home, user.env), cl.mode != Mode::exec);
+        spec.policy, git_global_configs(user.home, user.env), cl.mode != Mode::exec, state_dir);
     const std::vector<std::string>& searched = spec.repositories->start_notes();
     notes.insert(notes.end(), searched.begin(), searched.end());
     phase_done("repository search");

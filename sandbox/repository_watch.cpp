@@ -200,7 +200,8 @@ std::string describe(const RepositoryFinding& f) {
 }
 
 RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
-                                 const std::vector<std::string>& global_configs, bool watch_changes)
+                                 const std::vector<std::string>& global_configs, bool watch_changes,
+                                 const std::string& state_dir)
     : home_(policy.home) {
     for (const auto& p : policy.protected_paths) known_.emplace(p, 0);
     for (const auto& h : policy.hidden) {
@@ -227,7 +228,7 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
                          "instead, which slows commands down");
     Found found;
     // The watches come after the start (promote()): until then, change times tell.
-    walk(roots_, found, /*parallel=*/true, /*relisting=*/false, /*watch=*/false);
+    search_at_start(policy, state_dir, found);
     auto protect = [&](const std::string& path) {
         if (known_.emplace(path, 0).second) policy.protected_paths.push_back(path);
     };
@@ -249,6 +250,47 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
     for (const auto& dir : found.git_dirs)
         follow_config(dir + "/config", {name_of(dir) == ".git" ? parent_of(dir) : dir}, policy, 0);
     promote();
+}
+
+void RepositoryWatch::search_at_start(const SandboxPolicy& policy, const std::string& state_dir,
+                                      Found& found) {
+    // The record stays where no sandbox can write it: Caretz's state folder is always hidden.
+    std::optional<SearchRecordFile> file;
+    if (auto real = state_dir.empty() ? std::nullopt : resolved_path(state_dir);
+        real && (policy.is_hidden(state_dir) || !within_writable(*real)))
+        file = search_record_file(*real, roots_, {hidden_.begin(), hidden_.end()});
+    std::optional<SearchRecord> record = file ? read_search_record(*file, roots_) : std::nullopt;
+    const bool recorded = record.has_value();
+    bool moved = !recorded;
+    if (!recorded) {
+        walk(roots_, found, /*parallel=*/true, /*relisting=*/false, /*watch=*/false);
+    } else {
+        unwatched_ = std::move(record->folders);
+        std::vector<std::string> gone;
+        std::vector<std::string> changed = changed_unwatched(&gone);
+        moved = !changed.empty() || !gone.empty();
+        // What was found in a folder that is the same still holds; a folder that changed is
+        // listed again below, and finds again what it still holds.
+        std::unordered_set<std::string_view> moved_dirs(changed.begin(), changed.end());
+        moved_dirs.insert(gone.begin(), gone.end());
+        auto keep = [&](std::vector<std::string>& from, std::vector<std::string>& to,
+                        bool by_parent) {
+            for (auto& path : from)
+                if (!moved_dirs.count(by_parent ? parent_of(path) : path))
+                    to.push_back(std::move(path));
+        };
+        keep(record->git_dirs, found.git_dirs, false);
+        keep(record->git_links, found.git_links, true);
+        keep(record->unreadable, found.unreadable, false);
+        moved_dirs.clear();
+        walk(std::move(changed), found, /*parallel=*/true, /*relisting=*/true, /*watch=*/false);
+    }
+    // A small tree is searched sooner than its record would be read.
+    if (!file || !moved) return;
+    if (unwatched_.size() >= kRecordedFrom)
+        write_search_record(*file, unwatched_, found.git_dirs, found.git_links, found.unreadable);
+    else if (recorded)
+        ::unlink(file->path.c_str());
 }
 
 RepositoryWatch::~RepositoryWatch() {
@@ -413,6 +455,11 @@ struct RepositoryWatch::FolderQueue {
 
 void RepositoryWatch::Found::merge(Found&& other) {
     auto append = [](auto& to, auto& from) {
+        if (to.empty()) {
+            to.swap(from);
+            return;
+        }
+        to.reserve(to.size() + from.size());
         std::move(from.begin(), from.end(), std::back_inserter(to));
     };
     append(git_dirs, other.git_dirs);
@@ -424,17 +471,32 @@ void RepositoryWatch::Found::merge(Found&& other) {
     append(unwatched, other.unwatched);
 }
 
-std::vector<std::string> RepositoryWatch::changed_unwatched() {
+std::vector<std::string> RepositoryWatch::changed_unwatched(std::vector<std::string>* gone) {
     if (unwatched_.empty()) return {};
     // Each thread looks at its share of the list; nothing changes the list meanwhile.
     const size_t total = unwatched_.size();
     const unsigned threads = total < 4096 ? 1 : search_threads();
     std::vector<char> moved(total);  // 1: changed, 2: gone
     on_threads(threads, [&](unsigned t) {
+        // Each folder looked up in its parent, which the one before usually shares (a folder's
+        // subfolders are next to each other in the list): one name looked up, not the whole
+        // path. The parent is opened as lstat() would walk to it.
+        std::string_view parent;
+        UniqueFd parent_fd;
         for (size_t i = total * t / threads; i < total * (t + 1) / threads; ++i) {
             const auto& [dir, seen] = unwatched_[i];
+            const size_t slash = dir.rfind('/');
+            const std::string_view up(dir.data(), slash == 0 ? 1 : slash);
+            if (up != parent) {
+                parent = up;
+                parent_fd.reset(::open(std::string(up).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+            }
             struct stat st;
-            if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+            const int looked =
+                parent_fd.valid()
+                    ? ::fstatat(parent_fd.get(), dir.c_str() + slash + 1, &st, AT_SYMLINK_NOFOLLOW)
+                    : ::lstat(dir.c_str(), &st);
+            if (looked != 0 || !S_ISDIR(st.st_mode))
                 moved[i] = 2;
             else if (seen.racy || !seen.same(st))
                 moved[i] = 1;
@@ -444,6 +506,7 @@ std::vector<std::string> RepositoryWatch::changed_unwatched() {
     size_t kept = 0;
     for (size_t i = 0; i < total; ++i) {
         if (moved[i] == 1) changed.push_back(std::move(unwatched_[i].first));
+        if (moved[i] == 2 && gone) gone->push_back(std::move(unwatched_[i].first));
         if (moved[i] == 0 && kept != i) unwatched_[kept] = std::move(unwatched_[i]);
         if (moved[i] == 0) ++kept;
     }
@@ -546,8 +609,12 @@ void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool par
     for (auto& [wd, dir] : found.watches) watched_[wd] = dir;  // a folder moved keeps its wd
     for (auto& [key, dir] : found.marks) marked_[key] = dir;   // and its mark
     if (found.limit) limit_reached_ = true;
-    unwatched_.reserve(unwatched_.size() + found.unwatched.size());
-    std::move(found.unwatched.begin(), found.unwatched.end(), std::back_inserter(unwatched_));
+    if (unwatched_.empty()) {
+        unwatched_.swap(found.unwatched);
+    } else {
+        unwatched_.reserve(unwatched_.size() + found.unwatched.size());
+        std::move(found.unwatched.begin(), found.unwatched.end(), std::back_inserter(unwatched_));
+    }
     found.watches.clear();
     found.marks.clear();
     found.unwatched.clear();
@@ -611,7 +678,7 @@ void RepositoryWatch::note_unwatched(const std::string& dir, const struct stat& 
     // A change within the same tick of the file system's clock would leave the time as it
     // is: a time that recent is listed again at the next check.
     found.unwatched.push_back(
-        {dir, Unwatched{st.st_ino, st.st_ctim, now.tv_sec - st.st_ctim.tv_sec < 2}});
+        {dir, Unwatched{st.st_dev, st.st_ino, st.st_ctim, now.tv_sec - st.st_ctim.tv_sec < 2}});
 }
 
 void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
@@ -636,12 +703,18 @@ void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
                         : ::open(dir.c_str(), flags));
         if (!fd->valid() && errno == EMFILE) fd->reset(::open(dir.c_str(), flags));
         item.parent.reset();
+        // Gone or replaced since it was listed: its folder's change time moved. Anything
+        // else leaves it unsearched, so it is protected whole.
         if (!fd->valid()) {
-            if (errno == EACCES || errno == EPERM) found.unreadable.push_back(dir);
+            if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+                found.unreadable.push_back(dir);
             continue;
         }
         struct stat self;
-        if (::fstat(fd->get(), &self) != 0) continue;
+        if (::fstat(fd->get(), &self) != 0) {
+            found.unreadable.push_back(dir);
+            continue;
+        }
         // Without a watch, the folder's change time tells a later check whether to list it
         // again; taken before the listing, so a change during it shows as a newer one.
         if (unwatched && top) note_unwatched(dir, self, found);

@@ -18,6 +18,7 @@
 
 #include "pty/unique_fd.h"
 #include "sandbox/policy.h"
+#include "sandbox/search_record.h"
 
 namespace caretz {
 
@@ -91,8 +92,12 @@ public:
     // file it includes (include.path, includeIf) and a core.hooksPath folder that lie in one
     // are protected as well, made empty on the host first when they do not exist, since git
     // reads and runs them as it reads and runs `.git/hooks`.
+    //
+    // With a `state_dir` (Caretz's own, hidden from every sandbox), the search of a large tree
+    // is kept there (search_record.h), and the next start in the same roots lists again only
+    // the folders whose change time moved since; the rest comes from the record.
     RepositoryWatch(SandboxPolicy& policy, const std::vector<std::string>& global_configs,
-                    bool watch_changes = true);
+                    bool watch_changes = true, const std::string& state_dir = "");
     ~RepositoryWatch();
     RepositoryWatch(const RepositoryWatch&) = delete;
     RepositoryWatch& operator=(const RepositoryWatch&) = delete;
@@ -110,16 +115,7 @@ public:
     const std::vector<std::string>& protected_paths() const { return added_; }
 
 private:
-    struct Unwatched {
-        ino_t ino;
-        timespec ctime;
-        bool racy;  // too recent to tell a later change by
-        // The same folder, with the same change time.
-        bool same(const struct stat& st) const {
-            return st.st_ino == ino && st.st_ctim.tv_sec == ctime.tv_sec &&
-                   st.st_ctim.tv_nsec == ctime.tv_nsec;
-        }
-    };
+    using Unwatched = FolderSeen;
     // What a search found; each thread of a search fills one, merged afterwards.
     struct Found {
         std::vector<std::string> git_dirs;
@@ -138,6 +134,11 @@ private:
     // looked at by their change time.
     void walk(std::vector<std::string> tops, Found& found, bool parallel, bool relisting,
               bool watch);
+    // The start's walk of roots_, or, with a record of the last start in the same roots in
+    // `state_dir`, a look at the change time of each folder recorded and a walk of those that
+    // moved; writes the record again when anything moved and the tree is large.
+    void search_at_start(const SandboxPolicy& policy, const std::string& state_dir, Found& found);
+    static constexpr size_t kRecordedFrom = 4096;  // folders
     struct FolderQueue;  // the folders still to search, shared by the threads of one walk
     // One thread of walk().
     void walk_folders(FolderQueue& queue, Found& found) const;
@@ -160,8 +161,9 @@ private:
     // false when it must be listed after all.
     static bool search_leaf(int parent, const char* name, const std::string& path, Found& found);
     // Folders without a watch whose change time moved since they were listed (or that may
-    // have changed unseen); they are forgotten, to be listed again.
-    std::vector<std::string> changed_unwatched();
+    // have changed unseen); they are forgotten, to be listed again. Those gone (or no folder
+    // now) are forgotten too, and added to `gone`.
+    std::vector<std::string> changed_unwatched(std::vector<std::string>* gone = nullptr);
     // Adds, on threads of their own (one per core, four at most), the watches the start-up
     // search left out to the folders in unwatched_, each followed by a look at its change time.
     // finish_promoting() waits for them and keeps what they did. Nothing else touches

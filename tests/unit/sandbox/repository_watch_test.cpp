@@ -460,3 +460,140 @@ TEST_CASE("past both limits, change times cover the folders left, and Caretz say
     });
     CHECK(said == "");
 }
+
+namespace {
+
+// The records in Caretz's state folder `state` (search_record.h), by inode.
+std::vector<ino_t> records_in(const Workspace& state) {
+    std::vector<ino_t> inodes;
+    for (const auto& entry : fs::directory_iterator(state.root)) {
+        struct stat st;
+        if (entry.path().filename().string().starts_with("search-") &&
+            ::stat(entry.path().c_str(), &st) == 0)
+            inodes.push_back(st.st_ino);
+    }
+    return inodes;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a start in a large tree keeps its search, and the next one looks again where things changed") {
+    Workspace ws, state;
+    ws.sh("git init -q t1/o1/old && git init -q t2/o2/kept");
+    make_old_tree(ws);
+    auto starts = [&](bool watch_changes) {
+        SandboxPolicy policy = ws.policy();
+        auto watch = std::make_unique<RepositoryWatch>(policy, std::vector<std::string>{},
+                                                       watch_changes, state.root);
+        return std::make_pair(std::move(watch), policy.protected_paths);
+    };
+    {
+        auto [watch, p] = starts(false);
+        CHECK(has(p, ws / "t1/o1/old/.git/hooks"));
+        CHECK(has(p, ws / "t2/o2/kept/.git/config"));
+    }
+    const std::vector<ino_t> first = records_in(state);
+    REQUIRE(first.size() == 1);
+    {
+        // Nothing changed: the same findings, and the record stays as it is.
+        auto [watch, p] = starts(false);
+        CHECK(has(p, ws / "t1/o1/old/.git/hooks"));
+        CHECK(has(p, ws / "t2/o2/kept/.git/config"));
+    }
+    CHECK(records_in(state) == first);
+    // A repository made deep inside a folder of the record, one in a new folder, and one
+    // removed.
+    ws.sh("git init -q t5/o7/new/deep/er && git init -q t9/fresh && rm -rf t1/o1/old");
+    {
+        auto [watch, p] = starts(true);
+        CHECK(has(p, ws / "t5/o7/new/deep/er/.git/hooks"));
+        CHECK(has(p, ws / "t9/fresh/.git/hooks"));
+        CHECK(has(p, ws / "t2/o2/kept/.git/hooks"));
+        CHECK_FALSE(std::any_of(p.begin(), p.end(), [&](const auto& path) {
+            return path.starts_with(ws / "t1/o1/old");
+        }));
+        // A session started from the record sees what its commands make.
+        ws.sh("git init -q t30/o30/later");
+        CHECK(found(watch->check(), Kind::protected_repository, ws / "t30/o30/later/.git"));
+    }
+    const std::vector<ino_t> second = records_in(state);
+    REQUIRE(second.size() == 1);
+    CHECK(second != first);
+}
+
+// The record is Caretz's own (only the user can write its folder, and no sandbox can see it):
+// what it says of a folder whose change time is the same is believed without a look inside.
+TEST_CASE("what a search record says of an unchanged folder is believed, of a changed one not") {
+    Workspace ws, state;
+    make_old_tree(ws);
+    {
+        SandboxPolicy policy = ws.policy();
+        RepositoryWatch watch(policy, {}, false, state.root);
+    }
+    const SearchRecordFile file = search_record_file(state.root, {ws.root}, {});
+    auto record = read_search_record(file, {ws.root});
+    REQUIRE(record);
+    CHECK(record->folders.size() == 6061);
+    // Neither folder is a repository; one of them changes after this.
+    for (const char* folder : {"t2/o2", "t3/o3"}) record->git_dirs.push_back(ws / folder);
+    REQUIRE(write_search_record(file, record->folders, record->git_dirs, record->git_links,
+                                record->unreadable));
+    ws.sh("mkdir t3/o3/sub");
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {}, false, state.root);
+    CHECK(has(policy.protected_paths, ws / "t2/o2/hooks"));
+    CHECK_FALSE(has(policy.protected_paths, ws / "t3/o3/hooks"));
+}
+
+TEST_CASE(
+    "a search record that others could have written is not read: the whole tree is searched") {
+    Workspace ws, state;
+    ws.sh("git init -q t4/o4/repo");
+    make_old_tree(ws);
+    {
+        SandboxPolicy policy = ws.policy();
+        RepositoryWatch watch(policy, {}, false, state.root);
+    }
+    // A record that leaves the repository out.
+    const SearchRecordFile file = search_record_file(state.root, {ws.root}, {});
+    auto record = read_search_record(file, {ws.root});
+    REQUIRE(record);
+    REQUIRE(has(record->git_dirs, ws / "t4/o4/repo/.git"));
+    std::erase(record->git_dirs, ws / "t4/o4/repo/.git");
+    auto forged_start = [&](const std::function<void()>& damage) {
+        REQUIRE(write_search_record(file, record->folders, record->git_dirs, record->git_links,
+                                    record->unreadable));
+        damage();
+        SandboxPolicy policy = ws.policy();
+        RepositoryWatch watch(policy, {}, false, state.root);
+        return has(policy.protected_paths, ws / "t4/o4/repo/.git/hooks");
+    };
+    // As written, it is believed (which is why only the user may write it)...
+    CHECK_FALSE(forged_start([] {}));
+    // ... but not once a group or others may write it, or as a link to it.
+    CHECK(forged_start([&] { ::chmod(file.path.c_str(), 0660); }));
+    CHECK(forged_start([&] { ::chmod(file.path.c_str(), 0606); }));
+    CHECK(forged_start([&] {
+        REQUIRE(::rename(file.path.c_str(), (state / "elsewhere").c_str()) == 0);
+        REQUIRE(::symlink((state / "elsewhere").c_str(), file.path.c_str()) == 0);
+    }));
+    ::unlink(file.path.c_str());
+    // Nor is a state folder inside a writable root that the sandbox does not hide used.
+    Workspace inside_ws;
+    inside_ws.sh("mkdir state && git init -q t4/o4/repo");
+    make_old_tree(inside_ws);
+    SandboxPolicy policy = inside_ws.policy();
+    RepositoryWatch watch(policy, {}, false, inside_ws / "state");
+    CHECK(has(policy.protected_paths, inside_ws / "t4/o4/repo/.git/hooks"));
+    CHECK(fs::is_empty(inside_ws / "state"));
+}
+
+TEST_CASE("a small tree keeps no search record") {
+    Workspace ws, state;
+    ws.sh("mkdir -p a/b c && git init -q c/repo");
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {}, false, state.root);
+    CHECK(has(policy.protected_paths, ws / "c/repo/.git/hooks"));
+    CHECK(records_in(state).empty());
+}
