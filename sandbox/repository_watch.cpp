@@ -260,6 +260,18 @@ void RepositoryWatch::search_at_start(const SandboxPolicy& policy, const std::st
         real && (policy.is_hidden(state_dir) || !within_writable(*real)))
         file = search_record_file(*real, roots_, {hidden_.begin(), hidden_.end()});
     std::optional<SearchRecord> record = file ? read_search_record(*file, roots_) : std::nullopt;
+    const bool had_record = record.has_value();
+    // A root made again (a fresh clone where the last one was) shares nothing with its record.
+    if (record && !std::all_of(roots_.begin(), roots_.end(), [&](const std::string& root) {
+            auto st = lstat_of(root);
+            return st && std::any_of(record->folders.begin(), record->folders.end(),
+                                     [&](const auto& entry) {
+                                         return entry.first == root &&
+                                                entry.second.dev == st->st_dev &&
+                                                entry.second.ino == st->st_ino;
+                                     });
+        }))
+        record.reset();
     const bool recorded = record.has_value();
     bool moved = !recorded;
     if (!recorded) {
@@ -269,6 +281,7 @@ void RepositoryWatch::search_at_start(const SandboxPolicy& policy, const std::st
         std::vector<std::string> gone;
         std::vector<std::string> changed = changed_unwatched(&gone);
         moved = !changed.empty() || !gone.empty();
+
         // What was found in a folder that is the same still holds; a folder that changed is
         // listed again below, and finds again what it still holds.
         std::unordered_set<std::string_view> moved_dirs(changed.begin(), changed.end());
@@ -287,13 +300,22 @@ void RepositoryWatch::search_at_start(const SandboxPolicy& policy, const std::st
     }
     // A small tree is searched sooner than its record would be read.
     if (!file || !moved) return;
+    // Written while the sandbox starts: nothing changes unwatched_ before finish_recording().
     if (unwatched_.size() >= kRecordedFrom)
-        write_search_record(*file, unwatched_, found.git_dirs, found.git_links, found.unreadable);
-    else if (recorded)
+        recording_ = std::thread([this, file = *file, dirs = found.git_dirs,
+                                  links = found.git_links, unreadable = found.unreadable] {
+            write_search_record(file, unwatched_, dirs, links, unreadable);
+        });
+    else if (had_record)
         ::unlink(file->path.c_str());
 }
 
+void RepositoryWatch::finish_recording() {
+    if (recording_.joinable()) recording_.join();
+}
+
 RepositoryWatch::~RepositoryWatch() {
+    finish_recording();
     // What the threads did no longer matters: they only stop.
     if (!promotion_) return;
     promotion_->stop = true;
@@ -584,17 +606,27 @@ void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool par
     FolderQueue queue;
     queue.max_threads = parallel ? search_threads() : 1;
     queue.watch = watch && inotify_.valid();
-    // The folders without a watch already known below the tops, which the walk leaves to
-    // their change time. For a few tops, only those below them. New folders hold none.
+    // The folders without a watch already known, which the walk leaves to their change time:
+    // those in the tops. Below the tops the walk lists only folders not known (new ones, and
+    // changed ones, which are tops too), and what is in a new folder is new as well. Leaving
+    // fewer folders to their change time would only list more.
     std::unordered_set<std::string_view> known;
     if (relisting) {
-        for (const auto& entry : unwatched_) {
-            const std::string& dir = entry.first;
-            if (tops.size() > 16 || std::any_of(tops.begin(), tops.end(), [&](const auto& top) {
-                    return dir.size() > top.size() && path_within(dir, top);
-                }))
-                known.insert(dir);
-        }
+        std::unordered_set<std::string_view> listed(tops.begin(), tops.end());
+        auto parent = [](const std::string& path) {
+            const size_t slash = path.rfind('/');
+            return std::string_view(path.data(), slash == 0 ? 1 : slash);
+        };
+        for (const auto& entry : unwatched_)
+            if (listed.count(parent(entry.first))) known.insert(entry.first);
+        // A top in another top is listed there, being no folder known already.
+        std::vector<char> inside(tops.size());
+        for (size_t i = 0; i < tops.size(); ++i) inside[i] = listed.count(parent(tops[i])) != 0;
+        listed.clear();
+        size_t kept = 0;
+        for (size_t i = 0; i < tops.size(); ++i)
+            if (!inside[i] && kept++ != i) tops[kept - 1] = std::move(tops[i]);
+        tops.resize(kept);
     }
     if (!known.empty()) queue.unwatched = &known;
     for (auto& top : tops) queue.shared.push_back({nullptr, std::move(top), 0});
@@ -908,6 +940,7 @@ void RepositoryWatch::protect_now(const std::string& path) {
 std::vector<RepositoryFinding> RepositoryWatch::check() {
     // The watches the start left for later are all there first: comparing the change times of
     // the folders still without one would cost each check more than adding them costs once.
+    finish_recording();
     finish_promoting();
     std::vector<RepositoryFinding> out = checked();
     if (limit_reached_ && !limit_told_ && !unwatched_.empty()) {

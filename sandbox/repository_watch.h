@@ -138,6 +138,7 @@ private:
     // `state_dir`, a look at the change time of each folder recorded and a walk of those that
     // moved; writes the record again when anything moved and the tree is large.
     void search_at_start(const SandboxPolicy& policy, const std::string& state_dir, Found& found);
+    void finish_recording();                       // waits for the record's writing
     static constexpr size_t kRecordedFrom = 4096;  // folders
     struct FolderQueue;  // the folders still to search, shared by the threads of one walk
     // One thread of walk().
@@ -226,6 +227,7 @@ private:
         std::vector<Part> parts;
     };
     std::unique_ptr<Promotion> promotion_;
+    std::thread recording_;       // writes the search record (search_at_start)
     bool limit_reached_ = false;  // no watch nor mark can be added
     bool limit_told_ = false;     // the watch_limit finding was given
 };

@@ -502,13 +502,16 @@ TEST_CASE(
         CHECK(has(p, ws / "t2/o2/kept/.git/config"));
     }
     CHECK(records_in(state) == first);
-    // A repository made deep inside a folder of the record, one in a new folder, and one
-    // removed.
-    ws.sh("git init -q t5/o7/new/deep/er && git init -q t9/fresh && rm -rf t1/o1/old");
+    // A repository made deep inside a folder of the record, one in a new folder, one in a
+    // folder whose folder changed too, and one removed.
+    ws.sh(
+        "git init -q t5/o7/new/deep/er && git init -q t9/fresh && git init -q t6/o6/x/r && "
+        "touch t6/file && rm -rf t1/o1/old");
     {
         auto [watch, p] = starts(true);
         CHECK(has(p, ws / "t5/o7/new/deep/er/.git/hooks"));
         CHECK(has(p, ws / "t9/fresh/.git/hooks"));
+        CHECK(has(p, ws / "t6/o6/x/r/.git/config"));
         CHECK(has(p, ws / "t2/o2/kept/.git/hooks"));
         CHECK_FALSE(std::any_of(p.begin(), p.end(), [&](const auto& path) {
             return path.starts_with(ws / "t1/o1/old");
