@@ -938,15 +938,22 @@ def repositories(args, env, sizes):
             pause = 5 if max(made, previous) >= 100_000 else 0
             previous = made
             # Every start here searches the workspace: each one's search is a sample of it (the
-            # search's time moves with the kernel's caches, see bench/NOTES.md).
+            # search's time moves with the kernel's caches, see bench/NOTES.md). The first two
+            # find no record of an earlier search (search_record.h); the later ones start from
+            # the record the one before left.
             if os.path.exists(times_file):
                 os.unlink(times_file)
             prompt = []
-            for _ in range(3):
+            first_starts = 0
+            for i in range(4):
+                if i < 2:
+                    forget_search_records(env)
                 time.sleep(pause)
                 settle(f"repositories: {made} folders")
                 prompt.append(time_on_pty([args.caretz], dict(env, CARETZ_PHASE_TIMES=times_file),
                                           b"caretz>", cwd=ws))
+                if i == 1:
+                    first_starts = len(phase_times(times_file))
             row["prompt_ms"] = statistics.median(prompt) * 1e3
             time.sleep(pause)
             settle(f"repositories: {made} folders")
@@ -955,10 +962,12 @@ def repositories(args, env, sizes):
                 s.start(phase_times=times_file if key == "with" else None)
                 sessions[key] = s
                 row[f"{key}_start_ms"] = s.session_start_s * 1e3
-            searches = [seconds * 1e3 for name, seconds in phase_times(times_file)
-                        if name == "repository search"]
-            row["search_runs_ms"] = searches
-            row["search_ms"] = statistics.median(searches)
+            times = phase_times(times_file)
+            searches = [[seconds * 1e3 for name, seconds in part if name == "repository search"]
+                        for part in (times[:first_starts], times[first_starts:])]
+            row["first_search_runs_ms"], row["search_runs_ms"] = searches
+            row["first_search_ms"] = statistics.median(searches[0])
+            row["search_ms"] = statistics.median(searches[1])
             for key, s in sessions.items():
                 s.stderr.seek(0)
                 said = s.stderr.read().decode(errors="replace").strip()
@@ -996,10 +1005,20 @@ def repositories(args, env, sizes):
             "baseline_ran": bool(args.baseline_caretz)}
 
 
-def search_spread(row):
+def forget_search_records(env):
+    """Removes the records of earlier searches (sandbox/search_record.h) from the state folder
+    of the user the bench runs as, so that the next start searches the whole workspace."""
+    state = env.get("XDG_STATE_HOME") or os.path.join(env["HOME"], ".local", "state")
+    folder = os.path.join(state, "caretz")
+    for name in os.listdir(folder) if os.path.isdir(folder) else []:
+        if name.startswith("search-"):
+            os.unlink(os.path.join(folder, name))
+
+
+def search_spread(row, key="search_runs_ms"):
     """How many starts' searches the median is of, and their range, as in " (median of 4: 570.1
     to 801.2)"; empty for one (results from before the bench took each start's)."""
-    runs = row.get("search_runs_ms", [])
+    runs = row.get(key, [])
     return f" (median of {len(runs)}: {fmt(min(runs))} to {fmt(max(runs))})" if len(runs) > 1 else ""
 
 
@@ -1009,7 +1028,8 @@ def repositories_table(rep):
     empty = next((r for r in rows if r["folders"] == 1), None)
     # The build from before the watch runs only with --baseline: without it, no columns for it.
     baseline = any("without_median_ms" in r for r in rows)
-    head = ["workspace", "the search (Caretz's phase)", "`caretz>` prompt on a PTY",
+    head = ["workspace", "the search, no record (Caretz's phase)",
+            "the search, from the record", "`caretz>` prompt on a PTY",
             "session start", "start-up added by the search", "warm `true`, median (p95)"]
     if baseline:
         head += ["without the watch, median (p95)", "per-command difference"]
@@ -1021,9 +1041,11 @@ def repositories_table(rep):
             continue
         added = (r["with_start_ms"] - empty["with_start_ms"]) if empty and \
             empty.get("with_start_ms") else None
+        first = (f"{fmt(r['first_search_ms'])} ms{search_spread(r, 'first_search_runs_ms')}"
+                 if "first_search_ms" in r else "-")
         search = f"{fmt(r['search_ms'])} ms{search_spread(r)}" if "search_ms" in r else "-"
         prompt = f"{fmt(r['prompt_ms'])} ms" if "prompt_ms" in r else "-"
-        cells = [f"{r['folders']:,} folders ({r['n']} runs)", search, prompt,
+        cells = [f"{r['folders']:,} folders ({r['n']} runs)", first, search, prompt,
                  f"{fmt(r['with_start_ms'])} ms",
                  f"{fmt(added)} ms" if added is not None else "-",
                  f"{fmt(r['with_median_ms'], 3)} ({fmt(r['with_p95_ms'], 3)}) ms"]
@@ -1127,15 +1149,17 @@ def repository_targets(rep):
                              f"{d:+.3f} ms ({fmt(r['with_median_ms'], 3)} against "
                              f"{fmt(r['without_median_ms'], 3)} ms)"))
         if r["folders"] >= 100_000 and empty:
-            # "Well under a second": the search itself and what it adds to the start, each at
-            # most three quarters of one.
+            # "Well under a second": the search itself, with and without a record of the one
+            # before, and what it adds to the start, each at most three quarters of one.
             added = r["with_start_ms"] - empty["with_start_ms"]
+            first = r.get("first_search_ms", float("inf"))
             search = r.get("search_ms", float("inf"))
             verdicts.append((f"{name}: searched at the start in well under 1 s (<= 750 ms)",
-                             search <= 750 and added <= 750,
-                             f"the search {fmt(search)} ms{search_spread(r)}; the session starts "
-                             f"{fmt(added)} ms "
-                             f"later than in an empty folder"))
+                             first <= 750 and search <= 750 and added <= 750,
+                             f"the first search there {fmt(first)} ms"
+                             f"{search_spread(r, 'first_search_runs_ms')}, later ones from its "
+                             f"record {fmt(search)} ms{search_spread(r)}; the session starts "
+                             f"{fmt(added)} ms later than in an empty folder"))
     return verdicts
 
 
@@ -1320,9 +1344,12 @@ def report(res):
                    "it get a fanotify mark, up to "
                    f"fs.fanotify.max_user_marks ({rep.get('fanotify_limit', '?')}). Past both, "
                    "each check compares the change time of every folder left, and searches "
-                   "again those whose change time moved. The search is the median of every "
-                   "start there (the three to the prompt and the session's): its time moves with "
-                   "the kernel's caches. In a workspace of 100,000 folders or more, and in the "
+                   "again those whose change time moved. Four starts to the prompt and the "
+                   "session's start each search the workspace: the first two with no record of "
+                   "an earlier search (removed before each), the three after them from the "
+                   "record the start before left (sandbox/search_record.h), which lists again "
+                   "only the folders whose change time moved; each column is the median of its "
+                   "starts (the search's time moves with the kernel's caches). In a workspace of 100,000 folders or more, and in the "
                    "one after it, each start first waits 5 s for the kernel to free the watches "
                    "and marks of the one before.")
         out.append("")

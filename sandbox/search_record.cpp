@@ -35,6 +35,7 @@ constexpr std::string_view kMagic = "caretz search record 2\n";
 constexpr const char* kPrefix = "search-";
 constexpr size_t kMaxBytes = size_t{1} << 30;
 constexpr time_t kUnusedFor = 30 * 24 * 3600;  // a record not used that long is removed
+constexpr time_t kLeftFor = 3600;              // a piece of one a writer that died left, this long
 constexpr time_t kTouchAfter = 24 * 3600;      // a record in use has its time set again daily
 
 std::string key_of(const std::vector<std::string>& roots, const std::vector<std::string>& hidden) {
@@ -141,7 +142,7 @@ private:
     std::string_view bytes_;
 };
 
-// Removes the records (and pieces of records a writer left) in `dir` not used for a while.
+// Removes the records in `dir` not used for a while, and what writers that died left.
 void remove_unused(const std::string& dir) {
     DIR* d = ::opendir(dir.c_str());
     if (!d) return;
@@ -149,9 +150,11 @@ void remove_unused(const std::string& dir) {
     ::clock_gettime(CLOCK_REALTIME, &now);
     while (dirent* e = ::readdir(d)) {
         if (std::strncmp(e->d_name, kPrefix, std::strlen(kPrefix)) != 0) continue;
+        const std::string_view name = e->d_name;
+        const time_t limit = name.ends_with(".tmp") ? kLeftFor : kUnusedFor;
         struct stat st;
         if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            S_ISREG(st.st_mode) && now.tv_sec - st.st_mtim.tv_sec > kUnusedFor)
+            S_ISREG(st.st_mode) && now.tv_sec - st.st_mtim.tv_sec > limit)
             ::unlinkat(::dirfd(d), e->d_name, 0);
     }
     ::closedir(d);

@@ -152,7 +152,9 @@ TEST_CASE("a search record that others may write, or a link to one, is not read"
     CHECK_FALSE(read_search_record(file, kRoots));
 }
 
-TEST_CASE("search records not used for 30 days are removed when another is written") {
+TEST_CASE(
+    "search records not used for 30 days, and what dead writers left, are removed when another is "
+    "written") {
     StateDir state;
     const SearchRecordFile old = search_record_file(state.path, {"/old"}, {});
     const SearchRecordFile recent = search_record_file(state.path, {"/recent"}, {});
@@ -163,6 +165,11 @@ TEST_CASE("search records not used for 30 days are removed when another is writt
     }
     const std::string mine = state.path + "/notes";
     put(mine, "not a record");
+    // What writers that died left: an hour is more than any writer takes.
+    const std::string left = used.path + ".4242.tmp";
+    const std::string writing = recent.path + ".4343.tmp";
+    put(left, "half");
+    put(writing, "half");
     auto age = [](const std::string& path, time_t days) {
         const timespec times[2] = {{::time(nullptr) - days * 86400, 0},
                                    {::time(nullptr) - days * 86400, 0}};
@@ -172,6 +179,7 @@ TEST_CASE("search records not used for 30 days are removed when another is writt
     age(recent.path, 29);
     age(used.path, 31);
     age(mine, 90);
+    age(left, 1);
     // Reading a record counts as using it.
     REQUIRE(read_search_record(used, {"/used"}));
     const SearchRecordFile next = search_record_file(state.path, {"/next"}, {});
@@ -180,5 +188,7 @@ TEST_CASE("search records not used for 30 days are removed when another is writt
     CHECK(fs::exists(recent.path));
     CHECK(fs::exists(used.path));
     CHECK(fs::exists(mine));
+    CHECK_FALSE(fs::exists(left));
+    CHECK(fs::exists(writing));
     CHECK(fs::exists(next.path));
 }
