@@ -16,6 +16,7 @@
 #include <string>
 
 #include "tests/unit/read_to_end.h"
+#include "tests/unit/temp_dir.h"
 
 using namespace caretz;
 namespace fs = std::filesystem;
@@ -464,9 +465,9 @@ TEST_CASE("past both limits, change times cover the folders left, and Caretz say
 namespace {
 
 // The records in Caretz's state folder `state` (search_record.h), by inode.
-std::vector<ino_t> records_in(const Workspace& state) {
+std::vector<ino_t> records_in(const std::string& state) {
     std::vector<ino_t> inodes;
-    for (const auto& entry : fs::directory_iterator(state.root)) {
+    for (const auto& entry : fs::directory_iterator(state)) {
         struct stat st;
         if (entry.path().filename().string().starts_with("search-") &&
             ::stat(entry.path().c_str(), &st) == 0)
@@ -475,17 +476,36 @@ std::vector<ino_t> records_in(const Workspace& state) {
     return inodes;
 }
 
+// The record a start in `ws` leaves in `state`, as the next start would read it.
+SearchRecord recorded_start(const Workspace& ws, const std::string& state) {
+    {
+        SandboxPolicy policy = ws.policy();
+        RepositoryWatch watch(policy, {}, false, state);
+    }
+    auto record = read_search_record(search_record_file(state, {ws.root}, {}), {ws.root});
+    REQUIRE(record);
+    return *record;
+}
+
+// `record` written over the one a start in `ws` left in `state`.
+void rewrite_record(const Workspace& ws, const std::string& state, const SearchRecord& record) {
+    REQUIRE(write_search_record(search_record_file(state, {ws.root}, {}), record.folders,
+                                record.git_dirs, record.git_links, record.unreadable));
+}
+
 }  // namespace
 
 TEST_CASE(
     "a start in a large tree keeps its search, and the next one looks again where things changed") {
-    Workspace ws, state;
+    Workspace ws;
+    TempDir dir;
+    const std::string state = dir.path();
     ws.sh("git init -q t1/o1/old && git init -q t2/o2/kept");
     make_old_tree(ws);
     auto starts = [&](bool watch_changes) {
         SandboxPolicy policy = ws.policy();
         auto watch = std::make_unique<RepositoryWatch>(policy, std::vector<std::string>{},
-                                                       watch_changes, state.root);
+                                                       watch_changes, state);
         return std::make_pair(std::move(watch), policy.protected_paths);
     };
     {
@@ -528,60 +548,52 @@ TEST_CASE(
 // The record is Caretz's own (only the user can write its folder, and no sandbox can see it):
 // what it says of a folder whose change time is the same is believed without a look inside.
 TEST_CASE("what a search record says of an unchanged folder is believed, of a changed one not") {
-    Workspace ws, state;
+    Workspace ws;
+    TempDir dir;
+    const std::string state = dir.path();
     make_old_tree(ws);
-    {
-        SandboxPolicy policy = ws.policy();
-        RepositoryWatch watch(policy, {}, false, state.root);
-    }
-    const SearchRecordFile file = search_record_file(state.root, {ws.root}, {});
-    auto record = read_search_record(file, {ws.root});
-    REQUIRE(record);
-    CHECK(record->folders.size() == 6061);
+    SearchRecord record = recorded_start(ws, state);
+    CHECK(record.folders.size() == 6061);
     // Neither folder is a repository; one of them changes after this.
-    for (const char* folder : {"t2/o2", "t3/o3"}) record->git_dirs.push_back(ws / folder);
-    REQUIRE(write_search_record(file, record->folders, record->git_dirs, record->git_links,
-                                record->unreadable));
+    for (const char* folder : {"t2/o2", "t3/o3"}) record.git_dirs.push_back(ws / folder);
+    rewrite_record(ws, state, record);
     ws.sh("mkdir t3/o3/sub");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {}, false, state.root);
+    RepositoryWatch watch(policy, {}, false, state);
     CHECK(has(policy.protected_paths, ws / "t2/o2/hooks"));
     CHECK_FALSE(has(policy.protected_paths, ws / "t3/o3/hooks"));
 }
 
 TEST_CASE(
     "a search record that others could have written is not read: the whole tree is searched") {
-    Workspace ws, state;
+    Workspace ws;
+    TempDir dir;
+    const std::string state = dir.path();
     ws.sh("git init -q t4/o4/repo");
     make_old_tree(ws);
-    {
-        SandboxPolicy policy = ws.policy();
-        RepositoryWatch watch(policy, {}, false, state.root);
-    }
     // A record that leaves the repository out.
-    const SearchRecordFile file = search_record_file(state.root, {ws.root}, {});
-    auto record = read_search_record(file, {ws.root});
-    REQUIRE(record);
-    REQUIRE(has(record->git_dirs, ws / "t4/o4/repo/.git"));
-    std::erase(record->git_dirs, ws / "t4/o4/repo/.git");
+    SearchRecord record = recorded_start(ws, state);
+    REQUIRE(has(record.git_dirs, ws / "t4/o4/repo/.git"));
+    std::erase(record.git_dirs, ws / "t4/o4/repo/.git");
+    const std::string file = search_record_file(state, {ws.root}, {}).path;
     auto forged_start = [&](const std::function<void()>& damage) {
-        REQUIRE(write_search_record(file, record->folders, record->git_dirs, record->git_links,
-                                    record->unreadable));
+        rewrite_record(ws, state, record);
         damage();
         SandboxPolicy policy = ws.policy();
-        RepositoryWatch watch(policy, {}, false, state.root);
+        RepositoryWatch watch(policy, {}, false, state);
         return has(policy.protected_paths, ws / "t4/o4/repo/.git/hooks");
     };
     // As written, it is believed (which is why only the user may write it)...
     CHECK_FALSE(forged_start([] {}));
     // ... but not once a group or others may write it, or as a link to it.
-    CHECK(forged_start([&] { ::chmod(file.path.c_str(), 0660); }));
-    CHECK(forged_start([&] { ::chmod(file.path.c_str(), 0606); }));
+    CHECK(forged_start([&] { ::chmod(file.c_str(), 0660); }));
+    CHECK(forged_start([&] { ::chmod(file.c_str(), 0606); }));
+    const std::string elsewhere = state + "/elsewhere";
     CHECK(forged_start([&] {
-        REQUIRE(::rename(file.path.c_str(), (state / "elsewhere").c_str()) == 0);
-        REQUIRE(::symlink((state / "elsewhere").c_str(), file.path.c_str()) == 0);
+        REQUIRE(::rename(file.c_str(), elsewhere.c_str()) == 0);
+        REQUIRE(::symlink(elsewhere.c_str(), file.c_str()) == 0);
     }));
-    ::unlink(file.path.c_str());
+    ::unlink(file.c_str());
     // Nor is a state folder inside a writable root that the sandbox does not hide used.
     Workspace inside_ws;
     inside_ws.sh("mkdir state && git init -q t4/o4/repo");
@@ -593,10 +605,12 @@ TEST_CASE(
 }
 
 TEST_CASE("a small tree keeps no search record") {
-    Workspace ws, state;
+    Workspace ws;
+    TempDir dir;
+    const std::string state = dir.path();
     ws.sh("mkdir -p a/b c && git init -q c/repo");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {}, false, state.root);
+    RepositoryWatch watch(policy, {}, false, state);
     CHECK(has(policy.protected_paths, ws / "c/repo/.git/hooks"));
     CHECK(records_in(state).empty());
 }

@@ -10,20 +10,12 @@
 #include <sstream>
 #include <string>
 
+#include "tests/unit/temp_dir.h"
+
 using namespace caretz;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A state folder of its own in /tmp, removed at the end.
-struct StateDir {
-    std::string path;
-    StateDir() {
-        char dir[] = "/tmp/caretz-record-XXXXXX";
-        path = ::mkdtemp(dir);
-    }
-    ~StateDir() { fs::remove_all(path); }
-};
 
 FolderSeen seen(ino_t ino, time_t sec) {
     return FolderSeen{2049, ino, {sec, 123456789}, false};
@@ -69,8 +61,9 @@ void put(const std::string& path, const std::string& bytes) {
 }  // namespace
 
 TEST_CASE("a search record reads back as it was written, whatever bytes its paths hold") {
-    StateDir state;
-    const SearchRecordFile file = search_record_file(state.path, kRoots, {"/work/ws/secret"});
+    TempDir dir;
+    const std::string state = dir.path();
+    const SearchRecordFile file = search_record_file(state, kRoots, {"/work/ws/secret"});
     const SearchRecord record = sample();
     write(file, record);
     struct stat st;
@@ -95,13 +88,14 @@ TEST_CASE("a search record reads back as it was written, whatever bytes its path
 }
 
 TEST_CASE("a search record is read only for the search that made it") {
-    StateDir state;
-    const SearchRecordFile file = search_record_file(state.path, kRoots, {});
+    TempDir dir;
+    const std::string state = dir.path();
+    const SearchRecordFile file = search_record_file(state, kRoots, {});
     write(file, sample());
     // The same roots in another order name the same record.
-    CHECK(search_record_file(state.path, {kRoots[1], kRoots[0]}, {}).path == file.path);
+    CHECK(search_record_file(state, {kRoots[1], kRoots[0]}, {}).path == file.path);
     // Other hidden folders name another, and a record put in its place is not read.
-    const SearchRecordFile other = search_record_file(state.path, kRoots, {"/work/ws/a"});
+    const SearchRecordFile other = search_record_file(state, kRoots, {"/work/ws/a"});
     CHECK(other.path != file.path);
     put(other.path, contents(file.path));
     CHECK_FALSE(read_search_record(other, kRoots));
@@ -111,8 +105,9 @@ TEST_CASE("a search record is read only for the search that made it") {
 }
 
 TEST_CASE("a search record that was cut short, added to or changed is not read") {
-    StateDir state;
-    const SearchRecordFile file = search_record_file(state.path, kRoots, {});
+    TempDir dir;
+    const std::string state = dir.path();
+    const SearchRecordFile file = search_record_file(state, kRoots, {});
     write(file, sample());
     const std::string whole = contents(file.path);
     for (size_t size = 0; size < whole.size(); ++size) {
@@ -137,8 +132,9 @@ TEST_CASE("a search record that was cut short, added to or changed is not read")
 }
 
 TEST_CASE("a search record that others may write, or a link to one, is not read") {
-    StateDir state;
-    const SearchRecordFile file = search_record_file(state.path, kRoots, {});
+    TempDir dir;
+    const std::string state = dir.path();
+    const SearchRecordFile file = search_record_file(state, kRoots, {});
     write(file, sample());
     REQUIRE(read_search_record(file, kRoots));
     ::chmod(file.path.c_str(), 0620);
@@ -146,7 +142,7 @@ TEST_CASE("a search record that others may write, or a link to one, is not read"
     ::chmod(file.path.c_str(), 0602);
     CHECK_FALSE(read_search_record(file, kRoots));
     ::chmod(file.path.c_str(), 0600);
-    const std::string elsewhere = state.path + "/elsewhere";
+    const std::string elsewhere = state + "/elsewhere";
     REQUIRE(::rename(file.path.c_str(), elsewhere.c_str()) == 0);
     REQUIRE(::symlink(elsewhere.c_str(), file.path.c_str()) == 0);
     CHECK_FALSE(read_search_record(file, kRoots));
@@ -155,15 +151,16 @@ TEST_CASE("a search record that others may write, or a link to one, is not read"
 TEST_CASE(
     "search records not used for 30 days, and what dead writers left, are removed when another is "
     "written") {
-    StateDir state;
-    const SearchRecordFile old = search_record_file(state.path, {"/old"}, {});
-    const SearchRecordFile recent = search_record_file(state.path, {"/recent"}, {});
-    const SearchRecordFile used = search_record_file(state.path, {"/used"}, {});
+    TempDir dir;
+    const std::string state = dir.path();
+    const SearchRecordFile old = search_record_file(state, {"/old"}, {});
+    const SearchRecordFile recent = search_record_file(state, {"/recent"}, {});
+    const SearchRecordFile used = search_record_file(state, {"/used"}, {});
     for (const auto* file : {&old, &recent, &used}) {
         const std::string root = file == &old ? "/old" : file == &recent ? "/recent" : "/used";
         REQUIRE(write_search_record(*file, {{root, seen(1, 1)}}, {}, {}, {}));
     }
-    const std::string mine = state.path + "/notes";
+    const std::string mine = state + "/notes";
     put(mine, "not a record");
     // What writers that died left: an hour is more than any writer takes.
     const std::string left = used.path + ".4242.tmp";
@@ -182,7 +179,7 @@ TEST_CASE(
     age(left, 1);
     // Reading a record counts as using it.
     REQUIRE(read_search_record(used, {"/used"}));
-    const SearchRecordFile next = search_record_file(state.path, {"/next"}, {});
+    const SearchRecordFile next = search_record_file(state, {"/next"}, {});
     REQUIRE(write_search_record(next, {{"/next", seen(1, 1)}}, {}, {}, {}));
     CHECK_FALSE(fs::exists(old.path));
     CHECK(fs::exists(recent.path));
