@@ -59,6 +59,12 @@ bool kernel_kept(unsigned long fs_type) {
     return false;
 }
 
+// Whether the kernel itself sets a folder's change time on the file system whenever a name in
+// it comes or goes, so that a search record (search_record.h) may rely on it across starts.
+bool keeps_change_times(unsigned long fs_type) {
+    return kernel_kept(fs_type) || fs_type == BTRFS_SUPER_MAGIC;
+}
+
 // A folder's fanotify mark, as its events name it: its file system and its file handle.
 std::string mark_key(const __kernel_fsid_t& fsid, const file_handle& handle) {
     std::string key(reinterpret_cast<const char*>(&fsid), sizeof fsid);
@@ -278,9 +284,12 @@ void RepositoryWatch::search_at_start(const SandboxPolicy& policy, const std::st
         walk(roots_, found, /*parallel=*/true, /*relisting=*/false, /*watch=*/false);
     } else {
         unwatched_ = std::move(record->folders);
+        const size_t folders = unwatched_.size();
         std::vector<std::string> gone;
         std::vector<std::string> changed = changed_unwatched(&gone);
-        moved = !changed.empty() || !gone.empty();
+        // Written again once more than a sixty-fourth of it moved: until then the next start
+        // lists the same few folders again, which costs less than writing the record.
+        moved = (changed.size() + gone.size()) * 64 >= folders;
 
         // What was found in a folder that is the same still holds; a folder that changed is
         // listed again below, and finds again what it still holds.
@@ -304,7 +313,18 @@ void RepositoryWatch::search_at_start(const SandboxPolicy& policy, const std::st
     if (unwatched_.size() >= kRecordedFrom)
         recording_ = std::thread([this, file = *file, dirs = found.git_dirs,
                                   links = found.git_links, unreadable = found.unreadable] {
-            write_search_record(file, unwatched_, dirs, links, unreadable);
+            // A FUSE or network file system's change times are what its server says: its
+            // folders are listed again at every start.
+            std::vector<dev_t> seen, relisted;
+            for (const auto& [dir, folder] : unwatched_) {
+                if (std::find(seen.begin(), seen.end(), folder.dev) != seen.end()) continue;
+                seen.push_back(folder.dev);
+                struct statfs fs;
+                if (::statfs(dir.c_str(), &fs) != 0 ||
+                    !keeps_change_times(static_cast<unsigned long>(fs.f_type)))
+                    relisted.push_back(folder.dev);
+            }
+            write_search_record(file, unwatched_, dirs, links, unreadable, relisted);
         });
     else if (had_record)
         ::unlink(file->path.c_str());

@@ -227,7 +227,8 @@ std::optional<SearchRecord> read_search_record(const SearchRecordFile& file,
 bool write_search_record(const SearchRecordFile& file, const FoldersSeen& folders,
                          const std::vector<std::string>& git_dirs,
                          const std::vector<std::string>& git_links,
-                         const std::vector<std::string>& unreadable) {
+                         const std::vector<std::string>& unreadable,
+                         const std::vector<dev_t>& relisted) {
     Writer out(folders.size() * 48);
     out.bytes(kMagic);
     out.text(file.key);
@@ -243,7 +244,9 @@ bool write_search_record(const SearchRecordFile& file, const FoldersSeen& folder
         out.number(seen.ino);
         out.number(static_cast<int64_t>(seen.ctime.tv_sec));
         out.number(static_cast<int64_t>(seen.ctime.tv_nsec));
-        out.number(static_cast<uint8_t>(seen.racy ? 1 : 0));
+        const bool racy =
+            seen.racy || std::find(relisted.begin(), relisted.end(), seen.dev) != relisted.end();
+        out.number(static_cast<uint8_t>(racy ? 1 : 0));
         out.bytes(std::string_view(path).substr(shared));
         previous = path;
     }

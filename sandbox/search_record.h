@@ -56,12 +56,15 @@ SearchRecordFile search_record_file(const std::string& state_dir,
 std::optional<SearchRecord> read_search_record(const SearchRecordFile& file,
                                                const std::vector<std::string>& roots);
 
-// Writes a record of `folders` and what was found in them beside its file and renames it over it,
-// so a reader never sees half of one; records not used for 30 days are removed from the folder
-// meanwhile. False when it could not be written (the start goes on without).
+// Writes a record of `folders` and what was found in them beside its file and renames it over
+// it, so a reader never sees half of one; folders on the devices in `relisted` are recorded as
+// racy, so that every start lists them again (file systems whose change times are not the
+// kernel's own). Records not used for 30 days are removed from the folder meanwhile. False when
+// it could not be written (the start goes on without).
 bool write_search_record(const SearchRecordFile& file, const FoldersSeen& folders,
                          const std::vector<std::string>& git_dirs,
                          const std::vector<std::string>& git_links,
-                         const std::vector<std::string>& unreadable);
+                         const std::vector<std::string>& unreadable,
+                         const std::vector<dev_t>& relisted = {});
 
 }  // namespace caretz

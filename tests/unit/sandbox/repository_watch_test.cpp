@@ -540,9 +540,24 @@ TEST_CASE(
         ws.sh("git init -q t30/o30/later");
         CHECK(found(watch->check(), Kind::protected_repository, ws / "t30/o30/later/.git"));
     }
+    // A few folders changed: the record stays, and the next start lists them again.
+    CHECK(records_in(state) == first);
+    ws.sh("rm -rf t4?");  // 1,010 folders of 6,061 gone
+    {
+        auto [watch, p] = starts(false);
+        CHECK(has(p, ws / "t5/o7/new/deep/er/.git/hooks"));
+        CHECK(has(p, ws / "t30/o30/later/.git/hooks"));
+        CHECK(has(p, ws / "t2/o2/kept/.git/hooks"));
+    }
+    // Many did: it is written again.
     const std::vector<ino_t> second = records_in(state);
     REQUIRE(second.size() == 1);
     CHECK(second != first);
+    {
+        auto [watch, p] = starts(false);
+        CHECK(has(p, ws / "t30/o30/later/.git/hooks"));
+        CHECK(has(p, ws / "t6/o6/x/r/.git/config"));
+    }
 }
 
 // The record is Caretz's own (only the user can write its folder, and no sandbox can see it):

@@ -189,3 +189,19 @@ TEST_CASE(
     CHECK(fs::exists(writing));
     CHECK(fs::exists(next.path));
 }
+
+TEST_CASE(
+    "folders on a device whose change times are not relied on are recorded to be listed again") {
+    TempDir dir;
+    const std::string state = dir.path();
+    const SearchRecordFile file = search_record_file(state, {"/w"}, {});
+    FolderSeen fuse = seen(2, 1700000000);
+    fuse.dev = 77;
+    REQUIRE(write_search_record(file, {{"/w", seen(1, 1700000000)}, {"/w/fuse", fuse}}, {}, {}, {},
+                                {77}));
+    auto back = read_search_record(file, {"/w"});
+    REQUIRE(back);
+    REQUIRE(back->folders.size() == 2);
+    CHECK_FALSE(back->folders[0].second.racy);
+    CHECK(back->folders[1].second.racy);
+}
