@@ -627,9 +627,9 @@ void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool par
     queue.max_threads = parallel ? search_threads() : 1;
     queue.watch = watch && inotify_.valid();
     // The folders without a watch already known, which the walk leaves to their change time:
-    // those in the tops. Below the tops the walk lists only folders not known (new ones, and
-    // changed ones, which are tops too), and what is in a new folder is new as well. Leaving
-    // fewer folders to their change time would only list more.
+    // those in the tops. One deeper down is met only in a folder that is not known either (new,
+    // changed or watched), and is listed then: leaving fewer folders to their change time only
+    // lists more, never less.
     std::unordered_set<std::string_view> known;
     if (relisting) {
         std::unordered_set<std::string_view> listed(tops.begin(), tops.end());
