@@ -113,16 +113,10 @@ void History::load(const std::string& path) {
 }
 
 void History::save(const std::string& path) const {
-    // Written beside the target and renamed over it, so a crash never leaves half a history.
-    std::string temporary = path + "." + std::to_string(::getpid()) + ".tmp";
-    int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return;
+    // A crash never leaves half a history.
     std::string contents;
     for (const std::string& entry : entries_) contents += escape_entry(entry) + "\n";
-    write_all(fd, contents);
-    bool written = ::fsync(fd) == 0;
-    ::close(fd);
-    if (!written || std::rename(temporary.c_str(), path.c_str()) != 0) ::unlink(temporary.c_str());
+    replace_file(path, contents, /*durable=*/true);
 }
 
 // ---- LineBuffer ----

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -30,6 +32,22 @@ inline bool send_all(int fd, std::string_view data) {
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return false;
         data.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+}
+
+// Replaces the file at `path` with `contents` (mode 0600): written beside it and renamed over
+// it, so a reader never sees half of it, with `durable` also on the disk first. False when it
+// could not be written; the file is as it was then.
+inline bool replace_file(const std::string& path, std::string_view contents, bool durable) {
+    const std::string temporary = path + "." + std::to_string(::getpid()) + ".tmp";
+    int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    bool written = write_all(fd, contents) && (!durable || ::fsync(fd) == 0);
+    written = ::close(fd) == 0 && written;
+    if (!written || std::rename(temporary.c_str(), path.c_str()) != 0) {
+        ::unlink(temporary.c_str());
+        return false;
     }
     return true;
 }

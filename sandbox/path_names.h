@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace caretz {
 
@@ -11,6 +12,12 @@ namespace caretz {
 inline std::string parent_of(const std::string& path) {
     auto slash = path.rfind('/');
     return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// parent_of() without a copy: a view into `path`.
+inline std::string_view parent_view(const std::string& path) {
+    auto slash = path.rfind('/');
+    return std::string_view(path.data(), slash == 0 ? 1 : slash);
 }
 
 // "/a/b" -> "b".

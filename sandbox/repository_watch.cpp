@@ -298,7 +298,7 @@ void RepositoryWatch::search_at_start(const SandboxPolicy& policy, const std::st
         auto keep = [&](std::vector<std::string>& from, std::vector<std::string>& to,
                         bool by_parent) {
             for (auto& path : from)
-                if (!moved_dirs.count(by_parent ? parent_of(path) : path))
+                if (!moved_dirs.count(by_parent ? parent_view(path) : std::string_view(path)))
                     to.push_back(std::move(path));
         };
         keep(record->git_dirs, found.git_dirs, false);
@@ -527,8 +527,8 @@ std::vector<std::string> RepositoryWatch::changed_unwatched(std::vector<std::str
         UniqueFd parent_fd;
         for (size_t i = total * t / threads; i < total * (t + 1) / threads; ++i) {
             const auto& [dir, seen] = unwatched_[i];
+            const std::string_view up = parent_view(dir);
             const size_t slash = dir.rfind('/');
-            const std::string_view up(dir.data(), slash == 0 ? 1 : slash);
             if (up != parent) {
                 parent = up;
                 parent_fd.reset(::open(std::string(up).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -633,15 +633,12 @@ void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool par
     std::unordered_set<std::string_view> known;
     if (relisting) {
         std::unordered_set<std::string_view> listed(tops.begin(), tops.end());
-        auto parent = [](const std::string& path) {
-            const size_t slash = path.rfind('/');
-            return std::string_view(path.data(), slash == 0 ? 1 : slash);
-        };
         for (const auto& entry : unwatched_)
-            if (listed.count(parent(entry.first))) known.insert(entry.first);
+            if (listed.count(parent_view(entry.first))) known.insert(entry.first);
         // A top in another top is listed there, being no folder known already.
         std::vector<char> inside(tops.size());
-        for (size_t i = 0; i < tops.size(); ++i) inside[i] = listed.count(parent(tops[i])) != 0;
+        for (size_t i = 0; i < tops.size(); ++i)
+            inside[i] = listed.count(parent_view(tops[i])) != 0;
         listed.clear();
         size_t kept = 0;
         for (size_t i = 0; i < tops.size(); ++i)

@@ -255,18 +255,9 @@ bool write_search_record(const SearchRecordFile& file, const FoldersSeen& folder
         for (const auto& path : *list) out.text(path);
     }
 
-    remove_unused(file.path.substr(0, file.path.rfind('/')));
-    const std::string temporary = file.path + "." + std::to_string(::getpid()) + ".tmp";
-    UniqueFd fd(
-        ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!fd.valid()) return false;
-    const bool written = write_all(fd.get(), out.result());
-    fd.reset();
-    if (!written || std::rename(temporary.c_str(), file.path.c_str()) != 0) {
-        ::unlink(temporary.c_str());
-        return false;
-    }
-    return true;
+    remove_unused(parent_of(file.path));
+    // A record lost in a crash costs one whole search: not worth an fsync of megabytes.
+    return replace_file(file.path, out.result(), /*durable=*/false);
 }
 
 }  // namespace caretz
