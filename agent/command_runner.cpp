@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sandbox/network_proxy.h"
+#include "sandbox/network/network_proxy.h"
 
 namespace caretz {
 

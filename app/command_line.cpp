@@ -7,7 +7,7 @@
 #include "app/completions.h"
 #include "app/duration.h"
 #include "escalation/credential_fallbacks.h"
-#include "sandbox/hidden_defaults.h"
+#include "sandbox/protection/hidden_defaults.h"
 
 namespace caretz {
 
@@ -40,7 +40,7 @@ std::string machine_files_help() {
                    90);
 }
 
-// What every sandbox hides, from the one table (sandbox/hidden_defaults.cpp).
+// What every sandbox hides, from the one table (sandbox/protection/hidden_defaults.cpp).
 std::string hidden_paths_help() {
     std::string always, stores, tools;
     for (const auto& row : hidden_by_default()) {

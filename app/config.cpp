@@ -16,7 +16,7 @@
 
 #include "app/duration.h"
 #include "pty/unique_fd.h"
-#include "sandbox/network_policy.h"
+#include "sandbox/network/network_policy.h"
 
 namespace caretz {
 

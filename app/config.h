@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "escalation/notify_mode.h"
-#include "sandbox/hidden_defaults.h"
 #include "sandbox/policy.h"
+#include "sandbox/protection/hidden_defaults.h"
 
 namespace caretz {
 

@@ -24,7 +24,7 @@
 #include "pty/terminfo.h"
 #include "pty/utmp_record.h"
 #include "sandbox/bwrap_command.h"
-#include "sandbox/network_proxy.h"
+#include "sandbox/network/network_proxy.h"
 #include "sandbox/preflight.h"
 #include "sandbox/sandbox_session.h"
 #include "sandbox/spawn.h"

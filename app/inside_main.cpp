@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "pty/pty.h"
-#include "sandbox/network_forwarder.h"
+#include "sandbox/network/network_forwarder.h"
 #include "sandbox/session_supervisor.h"
 #include "sandbox/stand_in.h"
 

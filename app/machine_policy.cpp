@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "app/duration.h"
-#include "sandbox/network_policy.h"
+#include "sandbox/network/network_policy.h"
 
 namespace caretz {
 

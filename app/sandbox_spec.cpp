@@ -10,9 +10,9 @@
 #include "escalation/credential_fallbacks.h"
 #include "pty/terminal.h"
 #include "sandbox/host_fs.h"
-#include "sandbox/missing_git_paths.h"
-#include "sandbox/network_forwarder.h"
+#include "sandbox/network/network_forwarder.h"
 #include "sandbox/phase_times.h"
+#include "sandbox/protection/missing_git_paths.h"
 
 namespace caretz {
 
@@ -25,7 +25,8 @@ WindowSize output_size() {
 
 // Caretz's state folder: the audit log and the session transcripts record every offer and its
 // answer, and the record of the last search for repositories is kept there. The folder is
-// hidden always (sandbox/hidden_defaults.cpp), and it must exist for the sandbox to hide it.
+// hidden always (sandbox/protection/hidden_defaults.cpp), and it must exist for the sandbox to hide
+// it.
 std::string state_dir_of(const std::string& home) {
     return std::filesystem::path(AuditLog::default_path(home)).parent_path();
 }

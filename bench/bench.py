@@ -1006,7 +1006,7 @@ def repositories(args, env, sizes):
 
 
 def forget_search_records(env):
-    """Removes the records of earlier searches (sandbox/search_record.h) from the state folder
+    """Removes the records of earlier searches (sandbox/protection/search_record.h) from the state folder
     of the user the bench runs as, so that the next start searches the whole workspace."""
     state = env.get("XDG_STATE_HOME") or os.path.join(env["HOME"], ".local", "state")
     folder = os.path.join(state, "caretz")
@@ -1347,7 +1347,7 @@ def report(res):
                    "again those whose change time moved. Four starts to the prompt and the "
                    "session's start each search the workspace: the first two with no record of "
                    "an earlier search (removed before each), the three after them from the "
-                   "record the start before left (sandbox/search_record.h), which lists again "
+                   "record the start before left (sandbox/protection/search_record.h), which lists again "
                    "only the folders whose change time moved; each column is the median of its "
                    "starts (the search's time moves with the kernel's caches). In a workspace of 100,000 folders or more, and in the "
                    "one after it, each start first waits 5 s for the kernel to free the watches "

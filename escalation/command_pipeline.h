@@ -13,7 +13,7 @@
 #include "escalation/host_probe.h"
 #include "escalation/refusal.h"
 #include "escalation/session_allowances.h"
-#include "sandbox/network_proxy.h"
+#include "sandbox/network/network_proxy.h"
 #include "sandbox/sandbox.h"
 
 namespace caretz {

@@ -6,8 +6,8 @@ namespace caretz {
 
 namespace {
 
-// Where each tool keeps its credentials; sandbox/hidden_defaults.cpp hides them (or the folders
-// around them).
+// Where each tool keeps its credentials; sandbox/protection/hidden_defaults.cpp hides them (or the
+// folders around them).
 const HostLocation kKubeconfig = {Under::home, ".kube/config", "KUBECONFIG", "", true};
 const HostLocation kHelmConfig = {Under::config_home, "helm", "HELM_CONFIG_HOME"};
 const HostLocation kGhHosts = {Under::config_home, "gh/hosts.yml", "GH_CONFIG_DIR", "hosts.yml"};

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "sandbox/hidden_defaults.h"
+#include "sandbox/protection/hidden_defaults.h"
 
 namespace caretz {
 

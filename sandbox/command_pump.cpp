@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "sandbox/network_gate.h"
+#include "sandbox/network/network_gate.h"
 
 namespace caretz {
 

@@ -60,10 +60,10 @@ struct PolicySettings {
     bool read_only = false;
 };
 
-// Builds the policy for a workspace: the default hidden paths (sandbox/hidden_defaults.h) but
-// the visible ones, the protected paths, plus the settings. `env` is the user's environment:
-// it moves some default hidden paths ($XDG_CONFIG_HOME, $KUBECONFIG, ...) and names the Docker
-// socket ($DOCKER_HOST).
+// Builds the policy for a workspace: the default hidden paths
+// (sandbox/protection/hidden_defaults.h) but the visible ones, the protected paths, plus the
+// settings. `env` is the user's environment: it moves some default hidden paths ($XDG_CONFIG_HOME,
+// $KUBECONFIG, ...) and names the Docker socket ($DOCKER_HOST).
 SandboxPolicy make_policy(const PolicySettings& settings, const std::string& home,
                           const std::string& workspace, const Environment& env);
 

@@ -15,7 +15,7 @@
 #include "sandbox/environment.h"
 #include "sandbox/policy.h"
 #include "sandbox/program_run.h"
-#include "sandbox/repository_watch.h"
+#include "sandbox/protection/repository_watch.h"
 
 namespace caretz {
 

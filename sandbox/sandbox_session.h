@@ -11,7 +11,7 @@
 #include "pty/tail_buffer.h"
 #include "pty/unique_fd.h"
 #include "sandbox/command_pump.h"
-#include "sandbox/network_proxy.h"
+#include "sandbox/network/network_proxy.h"
 #include "sandbox/run_watch.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/session_phases.h"

@@ -26,7 +26,7 @@
 #include "pty/utmp_record.h"
 #include "sandbox/bwrap_command.h"
 #include "sandbox/environment.h"
-#include "sandbox/network_forwarder.h"
+#include "sandbox/network/network_forwarder.h"
 #include "sandbox/path_names.h"
 #include "sandbox/spawn.h"
 #include "sandbox/supervisor_protocol.h"

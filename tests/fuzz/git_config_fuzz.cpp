@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "sandbox/git_config_filter.h"
+#include "sandbox/protection/git_config_filter.h"
 #include "tests/fuzz/fuzz_common.h"
 
 using namespace caretz;

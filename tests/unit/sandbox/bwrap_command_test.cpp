@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
-#include "fake_host_fs.h"
+#include "tests/unit/sandbox/fake_host_fs.h"
 
 using namespace caretz;
 

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "fake_host_fs.h"
 #include "sandbox/spawn.h"
+#include "tests/unit/sandbox/fake_host_fs.h"
 #include "tests/unit/temp_dir.h"
 
 using namespace caretz;

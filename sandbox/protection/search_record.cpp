@@ -1,4 +1,4 @@
-#include "sandbox/search_record.h"
+#include "sandbox/protection/search_record.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "sandbox/network_request.h"
+#include "sandbox/network/network_request.h"
 
 #include <catch2/catch.hpp>
 

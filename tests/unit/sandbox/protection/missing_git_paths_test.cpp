@@ -1,10 +1,10 @@
-#include "sandbox/missing_git_paths.h"
+#include "sandbox/protection/missing_git_paths.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <utility>
 
-#include "fake_host_fs.h"
+#include "tests/unit/sandbox/fake_host_fs.h"
 
 using namespace caretz;
 

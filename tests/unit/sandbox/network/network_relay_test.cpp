@@ -1,4 +1,4 @@
-#include "sandbox/network_relay.h"
+#include "sandbox/network/network_relay.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "sandbox/network_gate.h"
+#include "sandbox/network/network_gate.h"
 #include "tests/unit/read_to_end.h"
 
 using namespace caretz;

@@ -18,7 +18,7 @@
 
 #include "pty/unique_fd.h"
 #include "sandbox/policy.h"
-#include "sandbox/search_record.h"
+#include "sandbox/protection/search_record.h"
 
 namespace caretz {
 

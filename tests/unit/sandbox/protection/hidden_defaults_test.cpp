@@ -1,4 +1,4 @@
-#include "sandbox/hidden_defaults.h"
+#include "sandbox/protection/hidden_defaults.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

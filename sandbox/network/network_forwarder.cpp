@@ -1,4 +1,4 @@
-#include "sandbox/network_forwarder.h"
+#include "sandbox/network/network_forwarder.h"
 
 #include <netinet/in.h>
 #include <signal.h>
@@ -16,7 +16,7 @@
 #include "pty/pty.h"
 #include "pty/unique_fd.h"
 #include "sandbox/bwrap_command.h"
-#include "sandbox/network_relay.h"
+#include "sandbox/network/network_relay.h"
 #include "sandbox/spawn.h"
 
 namespace caretz {

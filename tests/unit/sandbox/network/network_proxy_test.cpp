@@ -1,4 +1,4 @@
-#include "sandbox/network_proxy.h"
+#include "sandbox/network/network_proxy.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>

@@ -1,4 +1,4 @@
-#include "sandbox/network_gate.h"
+#include "sandbox/network/network_gate.h"
 
 #include <sys/eventfd.h>
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "pty/unique_fd.h"
-#include "sandbox/network_gate.h"
-#include "sandbox/network_policy.h"
+#include "sandbox/network/network_gate.h"
+#include "sandbox/network/network_policy.h"
 #include "sandbox/policy.h"
 
 namespace caretz {

@@ -1,9 +1,9 @@
-#include "sandbox/network_request.h"
+#include "sandbox/network/network_request.h"
 
 #include <cctype>
 #include <vector>
 
-#include "sandbox/network_policy.h"
+#include "sandbox/network/network_policy.h"
 
 namespace caretz {
 

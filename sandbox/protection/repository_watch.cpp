@@ -1,4 +1,4 @@
-#include "sandbox/repository_watch.h"
+#include "sandbox/protection/repository_watch.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -25,9 +25,9 @@
 #include <thread>
 #include <unordered_set>
 
-#include "sandbox/git_config_filter.h"
 #include "sandbox/host_fs.h"
 #include "sandbox/path_names.h"
+#include "sandbox/protection/git_config_filter.h"
 
 namespace caretz {
 

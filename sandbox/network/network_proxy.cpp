@@ -1,4 +1,4 @@
-#include "sandbox/network_proxy.h"
+#include "sandbox/network/network_proxy.h"
 
 #include <dirent.h>
 #include <netdb.h>
@@ -17,8 +17,8 @@
 
 #include "pty/fd_io.h"
 #include "pty/signal_pipe.h"
-#include "sandbox/network_relay.h"
-#include "sandbox/network_request.h"
+#include "sandbox/network/network_relay.h"
+#include "sandbox/network/network_request.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/spawn.h"
 

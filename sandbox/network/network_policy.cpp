@@ -1,4 +1,4 @@
-#include "sandbox/network_policy.h"
+#include "sandbox/network/network_policy.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "sandbox/network_relay.h"
+#include "sandbox/network/network_relay.h"
 
 #include <fcntl.h>
 #include <sys/epoll.h>

@@ -1,4 +1,4 @@
-#include "sandbox/search_record.h"
+#include "sandbox/protection/search_record.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

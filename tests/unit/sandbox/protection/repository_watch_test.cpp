@@ -1,4 +1,4 @@
-#include "sandbox/repository_watch.h"
+#include "sandbox/protection/repository_watch.h"
 
 #include <sched.h>
 #include <sys/stat.h>

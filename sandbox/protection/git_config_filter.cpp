@@ -1,4 +1,4 @@
-#include "sandbox/git_config_filter.h"
+#include "sandbox/protection/git_config_filter.h"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "sandbox/missing_git_paths.h"
+#include "sandbox/protection/missing_git_paths.h"
 
 #include <algorithm>
 
