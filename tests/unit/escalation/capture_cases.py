@@ -30,10 +30,16 @@ Ways of capturing (the `capture:` value, default `sandbox`):
   userns                `unshare -U` without bwrap: a user namespace without no-new-privileges
   nosuid                a setuid-root copy of sudo on a nosuid tmpfs, no namespaces
   host                  no sandbox at all (for messages the sandbox never causes)
+  caretz                Caretz's own sandbox: `caretz exec --no-session --json COMMAND` run as
+                        cztest in the case's cwd, which becomes the workspace, with the --caretz
+                        binary (its caretz-inside beside it, as built or installed); the output
+                        and exit status come from the JSON. Caretz's stand-in watches sudo
+                        there, so no `sudo-run:` lines are recorded
   none                  not captured here; `source:` says where the text comes from
 """
 
 import argparse
+import json
 import os
 import pty
 import re
@@ -243,6 +249,9 @@ def read_records():
     return lines
 
 
+CARETZ = None  # the --caretz binary as given, for `capture: caretz`
+
+
 def command_argv(case):
     how = case.get("capture", "sandbox").split()
     shell = case.get("shell", "bash")
@@ -261,6 +270,10 @@ def command_argv(case):
         return prefix + ["unshare", "-U", shell, "-c", f"cd {cwd} && {script}"]
     if how[0] in ("nosuid", "host"):
         return prefix + [shell, "-c", f"cd {cwd} && {script}"]
+    if how[0] == "caretz":
+        env_shell = [f"SHELL=/bin/{shell}"]
+        return prefix + env_shell + ["sh", "-c", 'cd "$1" && shift && exec "$@"', "sh", cwd,
+                                     CARETZ, "exec", "--no-session", "--json", script]
     raise ValueError(f"unknown capture: {case.get('capture')}")
 
 
@@ -290,8 +303,22 @@ def run_in_pty(argv):
     return os.waitstatus_to_exitcode(status), b"".join(chunks)
 
 
+def capture_through_caretz(case):
+    """Caretz prints the outcome as JSON on stdout, and its notices on stderr."""
+    done = subprocess.run(command_argv(case), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=120)
+    try:
+        outcome = json.loads(done.stdout)
+    except ValueError:
+        raise RuntimeError(f"caretz exec printed no outcome (exit {done.returncode}): "
+                           f"{done.stderr[-500:]!r}")
+    return outcome["exit_code"], outcome["output"].encode("utf-8"), []
+
+
 def capture(case):
     """The exit status, the output and the stand-in's records of running the case."""
+    if case.get("capture") == "caretz":
+        return capture_through_caretz(case)
     watched = case.get("sudo-watch") != "no"
     if os.path.exists(RECORDS):
         os.unlink(RECORDS)
@@ -377,9 +404,12 @@ def recapture(block):
 
 def main():
     parser = argparse.ArgumentParser(description="Re-captures the cases' outputs.")
-    parser.add_argument("--caretz", required=True, help="the Caretz binary: the sudo stand-in")
+    parser.add_argument("--caretz", required=True, help="the Caretz binary: the sudo stand-in, and the sandbox of "
+                        "`capture: caretz`")
     parser.add_argument("paths", nargs="+", help="case files to rewrite")
     args = parser.parse_args()
+    global CARETZ
+    CARETZ = os.path.abspath(args.caretz)
     paths = args.paths
     if os.geteuid() != 0:
         sys.exit("run as root: captures switch to the user cztest and mount tmpfs")
