@@ -131,9 +131,21 @@ bool starts_like_path(std::string_view word) {
            word.starts_with("${HOME}");
 }
 
+// Whether the last word names what the words before it were making: git's "cannot mkdir
+// newrepo" and "unable to create file README" print a bare name there, which elsewhere ("cannot
+// lock ref", "ERROR") is no path.
+bool follows_creation(const std::vector<std::string_view>& words) {
+    const std::size_t n = words.size();
+    if (n >= 2 && (words[n - 2] == "mkdir" || words[n - 2] == "create")) return true;
+    if (n < 3 || words[n - 3] != "create") return false;
+    for (const std::string_view kind : {"file", "directory", "dir", "folder"})
+        if (words[n - 2] == kind) return true;
+    return false;
+}
+
 // The path in unquoted text before an error: "/etc/x" or "/etc/my file" (bash), "open /etc/x"
-// (Go), "could not lock config file .git/config" (git), "cannot create /etc/x" (dash),
-// "of directory /var/lib/apt/lists/partial failed" (apt).
+// (Go), "could not lock config file .git/config" and "cannot mkdir newrepo" (git), "cannot
+// create /etc/x" (dash), "of directory /var/lib/apt/lists/partial failed" (apt).
 std::optional<std::string> unquoted_path(std::string_view segment) {
     segment = trim(segment);
     if (segment.empty() || is_url(segment)) return std::nullopt;
@@ -150,7 +162,8 @@ std::optional<std::string> unquoted_path(std::string_view segment) {
     }
     for (const auto word : words)
         if (starts_like_path(word)) return std::string(word);
-    if (words.back().find('/') != std::string_view::npos) return std::string(words.back());
+    if (words.back().find('/') != std::string_view::npos || follows_creation(words))
+        return std::string(words.back());
     return std::nullopt;
 }
 
@@ -242,10 +255,19 @@ std::vector<std::string> apt_paths(std::string_view before) {
     return paths_before(before.substr(0, dash));
 }
 
+// ssh-keygen puts the error in brackets after the path:
+// "Could not create directory '/home/u/.ssh' (Read-only file system)."
+bool closes_bracket(std::string_view after) {
+    after = trim(after);
+    return after == ")" || after == ").";
+}
+
 std::vector<std::string> paths_around(std::string_view line, std::size_t pos, std::size_t len) {
     const std::string_view before = line.substr(0, pos);
     const std::string_view after = line.substr(pos + len);
     if (after.starts_with(": ") || after.starts_with(", ")) return paths_after(after);
+    if (before.ends_with(" (") && closes_bracket(after))
+        return paths_before(before.substr(0, before.size() - 2));
     if (!before.ends_with(": ")) return {};
     const std::string_view where = before.substr(0, before.size() - 2);
     if (trim(after) == ")") return apt_paths(where);

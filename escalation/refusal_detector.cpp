@@ -36,10 +36,13 @@ constexpr std::array<std::string_view, 11> kEvidenceWords = {
     "API version",        // docker-compose 1.x
 };
 
-// Cheap enough for every line of output: every evidence line has a colon, which memchr finds
-// fast, so most lines without one are skipped before any word search.
+// Cheap enough for every line of output: every evidence line has a colon, or the error in
+// brackets (ssh-keygen's "Could not create directory '/x' (Read-only file system)."), which
+// memchr finds fast, so most lines without either are skipped before any word search.
 bool may_be_evidence(std::string_view line) {
-    if (line.empty() || std::memchr(line.data(), ':', line.size()) == nullptr) return false;
+    if (line.empty() || (std::memchr(line.data(), ':', line.size()) == nullptr &&
+                         std::memchr(line.data(), '(', line.size()) == nullptr))
+        return false;
     const std::size_t text = line.find_first_not_of(" \t");
     if (text != std::string_view::npos && line.substr(text).starts_with("sudo: ")) return true;
     for (const auto word : kEvidenceWords)

@@ -165,6 +165,13 @@ TEST_CASE("Message formats of tools not installed where the cases were captured"
     CHECK(first("OSError: [Errno 30] Read-only file system: 'a' -> '/usr/local/a'") ==
           "write /etc/a");
     CHECK(first("OSError: [Errno 30] Read-only file system: \"/etc/it's\"") == "write /etc/it's");
+    // git names what it makes bare, relative to where it works; ssh-keygen brackets the error
+    CHECK(first("fatal: cannot mkdir newrepo: Read-only file system") == "write /etc/newrepo");
+    CHECK(first("error: unable to create file README: Read-only file system") ==
+          "write /etc/README");
+    CHECK(first("Could not create directory '/etc/ssh' (Read-only file system).") ==
+          "write /etc/ssh");
+    CHECK(first("Could not create directory /etc/ssh (Read-only file system)") == "write /etc/ssh");
     CHECK(subjects(scene.detect("node save.js", 1,
                                 "Error: EBUSY: resource busy or locked, rename '.git/config.lock' "
                                 "-> '.git/config'\n")) ==
@@ -197,6 +204,10 @@ TEST_CASE("Words that are not paths never become subjects", "[refusal_detector]"
              "date: cannot set date: Operation not permitted",
              "fatal: unable to access 'https://example.com/x.git/': Permission denied",
              "ERROR: Permission denied",
+             "git@github.com (Permission denied).",
+             "Could not create directory (Read-only file system).",
+             "ssh: connect to host example.com port 22 (Permission denied)",
+             "error: cannot lock ref: Read-only file system",
              ": Read-only file system",
          }) {
         INFO(line);
