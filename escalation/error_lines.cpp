@@ -340,6 +340,18 @@ std::string named_socket(std::string_view line) {
     return {};
 }
 
+// What tools print when they were making the path: coreutils (cp, install, mkdir, dash), git,
+// gpg, tar, rsync, ssh-keygen and Node.
+bool says_creating(std::string_view line) {
+    static constexpr std::array<std::string_view, 10> kCreating = {
+        "cannot create ",    "could not create ", "can't create ", "unable to create ",
+        "failed to create ", "cannot mkdir",      "mkdir \"",      "mkstemp \"",
+        "Saving key \"",     ", mkdir '"};
+    for (const auto phrase : kCreating)
+        if (find_phrase(line, phrase) != std::string_view::npos) return true;
+    return false;
+}
+
 }  // namespace
 
 std::optional<PathError> parse_path_error(std::string_view line, std::string_view previous) {
@@ -349,7 +361,8 @@ std::optional<PathError> parse_path_error(std::string_view line, std::string_vie
         for (std::size_t pos = find_phrase(line, phrase.text); pos != std::string_view::npos;
              pos = find_phrase(line, phrase.text, pos + 1)) {
             auto paths = paths_around(line, pos, phrase.text.size());
-            if (!paths.empty()) return PathError{phrase.code, std::move(paths)};
+            if (!paths.empty())
+                return PathError{phrase.code, std::move(paths), says_creating(line)};
         }
     }
     return std::nullopt;

@@ -15,6 +15,10 @@ enum class ErrorCode { erofs, eacces, eperm, ebusy, enoent };
 struct PathError {
     ErrorCode code;
     std::vector<std::string> paths;  // as printed, the most likely subject first
+    // The line says the tool was making the path ("cannot create regular file 'P'", "Saving key
+    // "P" failed", git's "cannot mkdir P"), so an ENOENT means the folder to hold it was
+    // missing, not the path itself.
+    bool creating = false;
 };
 
 // The path error a line reports, in the formats of coreutils, bash/dash/zsh/fish, sed, git,

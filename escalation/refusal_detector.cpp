@@ -9,6 +9,7 @@
 #include "escalation/error_lines.h"
 #include "escalation/output_lines.h"
 #include "escalation/shell_command.h"
+#include "sandbox/path_names.h"
 
 namespace caretz {
 
@@ -187,7 +188,9 @@ private:
         bool sandbox_refuses = false;
         for (const auto& printed : error->paths) {
             const std::string path = resolve(printed);
-            if (error->code == ErrorCode::enoent ? hidden_by_sandbox(path) : write_refused(path)) {
+            if (error->code == ErrorCode::enoent
+                    ? hidden_by_sandbox(path) || (error->creating && made_in_hidden(path))
+                    : write_refused(path)) {
                 add(error->code == ErrorCode::enoent ? RefusalKind::hidden : RefusalKind::write,
                     path, text);
                 return;
@@ -247,6 +250,14 @@ private:
     // command was about to create in a hidden directory, but a read of a file that never
     // existed reads the same, and asking then would be a false prompt.
     bool hidden_by_sandbox(const std::string& path) const { return ctx_.host.exists(path); }
+
+    // A path the tool was making in a hidden folder (`ssh-keygen -f ~/.ssh/new_key`): ENOENT says
+    // the folder to hold it was missing, and it is missing only inside when it exists on the
+    // host. A rerun outside makes it only where the host lets the user write.
+    bool made_in_hidden(const std::string& path) const {
+        return ctx_.policy.is_hidden(path) && ctx_.host.exists(parent_of(path)) &&
+               ctx_.host.may_write(path);
+    }
 
     std::string resolve(const std::string& printed) const { return resolve_from(printed, cwd_); }
 

@@ -215,6 +215,34 @@ TEST_CASE("Words that are not paths never become subjects", "[refusal_detector]"
     }
 }
 
+TEST_CASE("A path made in a hidden folder that exists on the host is hidden",
+          "[refusal_detector]") {
+    Scene scene;  // ~/.ssh exists on the host, with a key in it
+    const auto found = [&scene](const std::string& line, int exit_code = 1) {
+        return subjects(scene.detect("cmd", exit_code, line + "\n"));
+    };
+    const std::string made =
+        "cp: cannot create regular file '~/.ssh/new': No such file or directory";
+    CHECK(found(made) == Subjects{"hidden /home/cztest/.ssh/new"});
+    CHECK(found("Saving key \"/home/cztest/.ssh/id_new\" failed: No such file or directory") ==
+          Subjects{"hidden /home/cztest/.ssh/id_new"});
+    CHECK(found("mkdir: cannot create directory '/run/user/1001/x': No such file or directory") ==
+          Subjects{"hidden /run/user/1001/x"});
+    CHECK(found("Error: ENOENT: no such file or directory, mkdir '/run/user/1001/x'") ==
+          Subjects{"hidden /run/user/1001/x"});
+    // a read of a file missing there too reads the same whoever refused it
+    CHECK(found("cat: /home/cztest/.ssh/new: No such file or directory").empty());
+    CHECK(found("/home/cztest/.ssh/id_rsa: No such file or directory").empty());
+    // the folder to hold it is missing on the host too
+    CHECK(found("cp: cannot create regular file '~/.ssh/sub/new': No such file or directory")
+              .empty());
+    // nothing hides a visible folder: it is missing on the host too
+    CHECK(found("cp: cannot create regular file '/opt/new': No such file or directory").empty());
+    CHECK(found(made, 0).empty());
+    scene.host.writable = {"/home/cztest/work"};
+    CHECK(found(made).empty());
+}
+
 TEST_CASE("fish's redirect error needs the path line right above it", "[refusal_detector]") {
     const Scene scene;
     CHECK(scene
