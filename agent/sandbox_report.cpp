@@ -64,6 +64,12 @@ std::string report_text(const SandboxReport& report) {
     t += section("Writable:", writable_now(report));
     t += section("Read-only inside writable roots (protected repositories and config):",
                  report.read_only);
+    t += "What the host runs later, in the writable roots:\n";
+    if (report.host_run.empty()) t += "  (none)\n";
+    for (const auto& h : report.host_run)
+        t += "  " + shown_escaped(h.path) + "  " + shown_escaped(h.protection) + "  [" +
+             shown_escaped(h.source) + "]\n";
+    t += section("Sealed (nothing can be made at their top):", report.sealed);
     t += section("Hidden (they look missing):", report.hidden);
     if (!report.visible.empty()) t += section("Hidden by default, given back:", report.visible);
     t += section("Environment added:", report.env_added);
@@ -80,6 +86,9 @@ std::string report_text(const SandboxReport& report) {
 }
 
 std::string report_json(const SandboxReport& report) {
+    nlohmann::json host_run = nlohmann::json::array();
+    for (const auto& h : report.host_run)
+        host_run.push_back({{"path", h.path}, {"protection", h.protection}, {"source", h.source}});
     nlohmann::json out = {
         {"workspace", report.workspace},
         {"profile",
@@ -100,6 +109,8 @@ std::string report_json(const SandboxReport& report) {
         {"notify", sourced(report.notify)},
         {"writable", sourced_list(writable_now(report))},
         {"read_only", sourced_list(report.read_only)},
+        {"host_run", host_run},
+        {"sealed", sourced_list(report.sealed)},
         {"hidden", sourced_list(report.hidden)},
         {"visible", sourced_list(report.visible)},
         {"env_added", sourced_list(report.env_added)},

@@ -25,6 +25,15 @@ struct SandboxReport {
     SourcedValue notify;
     std::vector<SourcedValue> writable;   // outside plan mode
     std::vector<SourcedValue> read_only;  // protected inside writable roots
+    // What the host runs later, in the writable roots: each path and what protects it.
+    struct HostRunLine {
+        std::string path;
+        std::string protection;  // "read-only", "cannot be made: /home/u is sealed", ...
+        std::string source;      // what runs it, or the setting that opened it
+    };
+    std::vector<HostRunLine> host_run;
+    // Folders in writable roots whose top is read-only (nothing can be made there).
+    std::vector<SourcedValue> sealed;
     std::vector<SourcedValue> hidden;
     std::vector<SourcedValue> visible;      // credential stores given back
     std::vector<SourcedValue> env_added;    // NAME=value

@@ -12,6 +12,7 @@
 #include "sandbox/host_fs.h"
 #include "sandbox/network/network_forwarder.h"
 #include "sandbox/phase_times.h"
+#include "sandbox/protection/host_run_paths.h"
 #include "sandbox/protection/missing_git_paths.h"
 
 namespace caretz {
@@ -77,9 +78,12 @@ SandboxPolicy settings_policy(const CommandLine& cl, const Settings& settings,
 SandboxPolicy effective_policy(const CommandLine& cl, const Settings& settings,
                                const UserContext& user) {
     SandboxPolicy policy = settings_policy(cl, settings, user);
-    // The same search a sandbox starts with, without a watch: its protected paths.
+    // The same search a sandbox starts with, without a watch: its protected paths. Nothing is
+    // made on the host here: a missing folder of the table shows as one a start would make.
     RepositoryWatch search(policy, git_global_configs(user.home, user.env),
                            /*watch_changes=*/false, state_dir_of(user.home));
+    protect_host_run_paths(policy, RealHostFs(), user.env, search.work_trees(),
+                           [](const std::string&, HostFs::Type) { return true; });
     return policy;
 }
 
@@ -107,6 +111,13 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
          create_missing_git_paths(spec.policy, RealHostFs(), create_empty_path))
         notes.push_back("caretz: cannot create the missing hooks or config of " + git_dir +
                         "; the sandbox may not write anywhere in it");
+    protect_host_run_paths(spec.policy, RealHostFs(), user.env, spec.repositories->work_trees(),
+                           create_empty_path);
+    if (!spec.policy.read_only && path_within(user.home, spec.policy.workspace))
+        notes.push_back(
+            "caretz: the workspace is your whole home folder; what the host runs "
+            "later (shell startup files, user services, PATH folders, editors' "
+            "startup files) stays read-only: caretz sandbox show lists it");
     spec.env = command_environment(user.env, spec.policy.env_overlay, api_key_variables(""));
     spec.shell = user.shell;
     // fish writes its universal variables next to its config and fails into every command's
@@ -181,10 +192,25 @@ SandboxReport sandbox_report_for(const CommandLine& cl, const Settings& settings
         r.writable.push_back({root, root == policy.workspace
                                         ? "built in: the folder Caretz started in"
                                         : source_of(settings, "sandbox.writable")});
+    auto host_run = [&](const std::string& path) {
+        return std::find_if(policy.host_run.begin(), policy.host_run.end(),
+                            [&](const HostRunPath& p) { return p.path == path; });
+    };
     for (const auto& p : policy.protected_paths)
-        r.read_only.push_back({p, p.ends_with("/.caretz")
-                                      ? "built in: Caretz's own config in a workspace"
-                                      : "built in: a repository's hooks and config"});
+        if (host_run(p) == policy.host_run.end())
+            r.read_only.push_back({p, p.ends_with("/.caretz")
+                                          ? "built in: Caretz's own config in a workspace"
+                                          : "built in: a repository's hooks and config"});
+    for (const auto& p : policy.host_run) {
+        std::string protection = describe(p.how);
+        if (p.how == HostRunPath::How::sealed)
+            protection += ": nothing can be made at the top of " + p.sealed;
+        r.host_run.push_back({p.path, protection,
+                              p.how == HostRunPath::How::opened
+                                  ? source_of(settings, "sandbox.writable")
+                                  : "built in: " + p.reason});
+    }
+    for (const auto& s : policy.sealed) r.sealed.push_back({s, "built in"});
     for (const auto& h : policy.hidden)
         r.hidden.push_back({h, configured_path(settings.sandbox.hidden, h, policy)
                                    ? source_of(settings, "sandbox.hidden")

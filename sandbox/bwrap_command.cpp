@@ -31,6 +31,9 @@ public:
             for (const auto& w : policy.writable)
                 if (!policy.is_hidden(w))
                     if (auto real = fs.real_path(w)) writable_.push_back(*real);
+            sealed_.insert(policy.sealed.begin(), policy.sealed.end());
+            for (const auto& p : policy.protected_paths)
+                if (auto real = fs.real_path(p)) protected_.insert(*real);
         }
     }
 
@@ -40,13 +43,17 @@ public:
              "--unshare-cgroup-try", "--cap-drop", "ALL"});
         rebuild("/");
         for (const auto& w : writable_)
-            if (!rebuilt_.count(w) && !bound_.count(w)) add({"--bind", w, w});
+            if (!made_.count(w) && !bound_.count(w)) add({"--bind", w, w});
+        // Sealed folders below a writable root's own bind: rebuilt on top of it, shortest
+        // first, so a sealed folder inside another is rebuilt with it.
+        for (const auto& s : sealed_)
+            if (!made_.count(s)) rebuild(s);
         if (copied) {
             for (const auto& d : policy_.private_dirs) private_copy(d, *copied);
         }
         for (const auto& p : policy_.protected_paths) {
             auto real = fs_.real_path(p);
-            if (!real) continue;
+            if (!real || private_.count(*real)) continue;
             // A bind mount cannot be renamed or removed (EBUSY), so binding each folder between
             // the writable root and the protected path onto itself keeps `.git` from being moved
             // aside and replaced by one with hooks of the sandbox's choosing.
@@ -56,8 +63,12 @@ public:
                 for (std::string a = parent_of(*real); a != w && a.size() > w.size();
                      a = parent_of(a))
                     between.push_back(a);
+                // A rebuilt folder, and each entry bound back into one, is a mount already: a
+                // bind of the host's folder there would undo what the rebuild hides or seals.
                 for (auto it = between.rbegin(); it != between.rend(); ++it)
-                    if (held_.insert(*it).second) add({"--bind", *it, *it});
+                    if (!made_.count(*it) && !made_.count(parent_of(*it)) &&
+                        held_.insert(*it).second)
+                        add({"--bind", *it, *it});
             }
             add({"--ro-bind", *real, *real});
         }
@@ -75,7 +86,7 @@ public:
                 case HostFs::Type::missing:  // no repository yet: none may be made here
                     // A rebuilt root's top is read-only already, and nothing could be mounted
                     // in it now.
-                    if (!rebuilt_.count(w)) add({"--tmpfs", git, "--remount-ro", git});
+                    if (!made_.count(w)) add({"--tmpfs", git, "--remount-ro", git});
                     break;
                 default:
                     break;
@@ -99,6 +110,7 @@ private:
 
     // Rebuilds directory `dir` from a tmpfs: every entry but the hidden ones comes back.
     void rebuild(const std::string& dir) {
+        made_.insert(dir);
         const bool root = dir == "/";
         if (root) {
             add({"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
@@ -111,7 +123,7 @@ private:
             if (root && (entry.name == "proc" || entry.name == "dev" || entry.name == "tmp" ||
                          path == kRuntimeDir))
                 continue;
-            if (rebuilt_.count(path)) {
+            if (rebuilt_.count(path) || sealed_.count(path)) {
                 rebuild(path);
             } else if (entry.type == HostFs::Type::symlink) {
                 add({"--symlink", fs_.read_link(path), path});
@@ -129,8 +141,11 @@ private:
     // writable root or holds one is left alone.
     void private_copy(const PrivateDir& dir, std::vector<std::string>& copied) {
         auto real = fs_.real_path(dir.path);
-        if (!real || fs_.type(*real) != HostFs::Type::directory || writable(*real) ||
-            policy_.is_hidden(*real) || rebuilt_.count(*real))
+        // In a writable root, only a folder protected there gets a private copy: the shell's
+        // writes elsewhere land where they always did.
+        if (!real || fs_.type(*real) != HostFs::Type::directory ||
+            (writable(*real) && !protected_.count(*real)) || policy_.is_hidden(*real) ||
+            rebuilt_.count(*real))
             return;
         for (const auto& w : writable_)
             if (path_within(w, *real)) return;
@@ -138,6 +153,7 @@ private:
             return std::find(names.begin(), names.end(), name) != names.end();
         };
         add({"--tmpfs", *real});
+        private_.insert(*real);
         std::vector<std::string> missing = dir.run_from;
         for (const auto& entry : fs_.list(*real)) {
             const std::string path = join_path(*real, entry.name);
@@ -182,6 +198,10 @@ private:
     std::set<std::string> rebuilt_;
     std::set<std::string> bound_;
     std::set<std::string> held_;
+    std::set<std::string> sealed_;     // SandboxPolicy::sealed, in a writable root
+    std::set<std::string> made_;       // folders rebuilt from a tmpfs
+    std::set<std::string> protected_;  // the protected paths, resolved
+    std::set<std::string> private_;    // folders given a private copy
     std::vector<std::string> writable_;
     std::vector<std::string> args_;
 };

@@ -81,4 +81,21 @@ std::optional<std::string> RealHostFs::real_path(const std::string& path) const 
     return resolved_path(path);
 }
 
+std::string RealHostFs::read_start(const std::string& path, size_t max) const {
+    // O_NONBLOCK: a FIFO planted where a file was expected must not stop Caretz's start.
+    int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return "";
+    struct stat st;
+    std::string text;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        text.resize(max);
+        ssize_t n;
+        while ((n = ::read(fd, text.data(), max)) < 0 && errno == EINTR) {
+        }
+        text.resize(n < 0 ? 0 : static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return text;
+}
+
 }  // namespace caretz

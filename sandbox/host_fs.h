@@ -24,6 +24,9 @@ public:
     virtual std::string read_link(const std::string& path) const = 0;
     // The path with every symlink resolved, or nullopt when it does not exist.
     virtual std::optional<std::string> real_path(const std::string& path) const = 0;
+    // The first `max` bytes of the regular file `path` (not through a symlink); "" when it
+    // cannot be read.
+    virtual std::string read_start(const std::string& path, size_t max) const = 0;
 };
 
 // Creates `path` empty on the host, as a folder or a regular file (`type`), with the default
@@ -40,6 +43,7 @@ public:
     std::vector<Entry> list(const std::string& dir) const override;
     std::string read_link(const std::string& path) const override;
     std::optional<std::string> real_path(const std::string& path) const override;
+    std::string read_start(const std::string& path, size_t max) const override;
 };
 
 }  // namespace caretz

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "sandbox/path_names.h"
 #include "sandbox/protection/hidden_defaults.h"
 
 namespace caretz {
@@ -37,6 +38,8 @@ bool SandboxPolicy::can_write(const std::string& path) const {
     if (is_hidden(path)) return false;
     for (const auto& p : protected_paths)
         if (path_within(path, p)) return false;
+    if (path != "/" && std::find(sealed.begin(), sealed.end(), parent_view(path)) != sealed.end())
+        return false;
     return std::any_of(writable.begin(), writable.end(),
                        [&](const std::string& root) { return path_within(path, root); });
 }

@@ -20,6 +20,22 @@ struct PrivateDir {
     std::vector<std::string> run_from;   // names: config.fish, conf.d, functions, completions
 };
 
+// What the protection of what the host runs later (sandbox/protection/host_run_paths.h) did for
+// one path of its table.
+struct HostRunPath {
+    enum class How {
+        bound,        // it exists: bound read-only
+        made_empty,   // it was missing: made empty on the host, then bound read-only
+        sealed,       // it is missing: nothing can be made at the top of `sealed`
+        opened,       // sandbox.writable names it: the user opened it
+        left_missing  // missing, and its program asks before running a new one
+    };
+    std::string path;
+    std::string reason;
+    How how;
+    std::string sealed;  // the folder whose top is read-only, for How::sealed
+};
+
 // What the sandbox may see and touch. Paths are absolute and normalised.
 struct SandboxPolicy {
     std::string home;
@@ -27,6 +43,12 @@ struct SandboxPolicy {
     std::vector<std::string> writable;         // further writable roots (workspace included)
     std::vector<std::string> hidden;           // never mounted: they look missing inside
     std::vector<std::string> protected_paths;  // read-only even inside writable roots
+    // Folders in writable roots whose top is read-only (resolved paths): what is in them stays
+    // as writable as before, but nothing can be made, removed or renamed there. They keep a
+    // hidden path from being made again, and a missing file the host runs later
+    // (sandbox/protection/host_run_paths.h) from being made at all.
+    std::vector<std::string> sealed;
+    std::vector<HostRunPath> host_run;  // for `caretz sandbox show`
     std::map<std::string, std::string> env_overlay;
     std::vector<std::string> allowed_domains;  // destinations the proxy lets through
     std::vector<std::string> denied_domains;   // refused without asking; beat allowed ones

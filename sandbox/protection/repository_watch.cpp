@@ -249,6 +249,9 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
     std::vector<std::string> tops;
     for (const auto& dir : found.git_dirs)
         if (name_of(dir) == ".git") tops.push_back(parent_of(dir));
+    work_trees_ = tops;
+    for (const auto& link : found.git_links)
+        if (name_of(link) == ".git") work_trees_.push_back(parent_of(link));
     for (const auto& config : global_configs) {
         protect_named(config, false, policy);
         follow_config(config, tops, policy, 0);

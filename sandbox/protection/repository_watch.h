@@ -114,6 +114,10 @@ public:
     // Paths protected since the start, for sandboxes started after it.
     const std::vector<std::string>& protected_paths() const { return added_; }
 
+    // The tops of the work trees of the repositories the start-up search found (the folder
+    // holding a `.git` folder or file).
+    const std::vector<std::string>& work_trees() const { return work_trees_; }
+
 private:
     using Unwatched = FolderSeen;
     // What a search found; each thread of a search fills one, merged afterwards.
@@ -211,6 +215,7 @@ private:
     // Paths protected: those from the start with inode 0, later ones with their inode.
     std::map<std::string, ino_t> known_;
     std::vector<std::string> added_;
+    std::vector<std::string> work_trees_;
     std::set<std::string> ours_;     // git folders protected during the session
     std::set<std::string> recheck_;  // of those, the ones whose hooks or config changed since
     std::unordered_map<int, std::string> config_watches_;  // their configs, watched for writes

@@ -6,7 +6,8 @@
 
 namespace caretz {
 
-// A host described by a table of paths: "d" directory, "f" file, "s" socket, "l:TARGET" link.
+// A host described by a table of paths: "d" directory, "f" file ("f:TEXT" with its text), "s"
+// socket, "l:TARGET" link.
 class FakeHostFs : public HostFs {
 public:
     explicit FakeHostFs(std::map<std::string, std::string> paths) : paths_(std::move(paths)) {}
@@ -45,6 +46,11 @@ public:
             return target[0] == '/' ? target : "/" + target;
         }
         return path;
+    }
+    std::string read_start(const std::string& path, size_t max) const override {
+        auto it = paths_.find(path);
+        if (it == paths_.end() || !it->second.starts_with("f:")) return "";
+        return it->second.substr(2, max);
     }
 
 private:

@@ -1,0 +1,323 @@
+#include "sandbox/protection/host_run_paths.h"
+
+#include <algorithm>
+#include <set>
+
+#include "sandbox/bwrap_command.h"
+#include "sandbox/path_names.h"
+
+namespace caretz {
+
+const std::vector<HostRunEntry>& host_run_by_default() {
+    // Left out: ~/.inputrc (readline binds keys to text, never to a program), history files
+    // (read as text), ~/.local/share/fish (fish's history; its vendor folders come from
+    // XDG_DATA_DIRS, outside the home), and files that a user's own rc sources by a name of its
+    // own (nvm.sh, a plugin manager's folder): they are not known in general; the rc that
+    // names them is protected, and sandbox.hidden or a narrower workspace covers the rest.
+    static const std::vector<HostRunEntry> table = {
+        {{Under::home, ".profile"}, "login shells (sh, dash, bash without .bash_profile)"},
+        {{Under::home, ".bash_profile"}, "bash login shells"},
+        {{Under::home, ".bash_login"}, "bash login shells without .bash_profile"},
+        {{Under::home, ".bashrc"}, "every interactive bash"},
+        {{Under::home, ".bash_logout"}, "the end of every bash login shell"},
+        {{Under::home, ".bash_aliases"}, "Debian's .bashrc sources it"},
+        {{Under::home, ".bashrc.d"}, "many .bashrc files source everything in it"},
+        {{Under::home, ".shrc", "ENV"}, "interactive sh and dash read $ENV"},
+        {{Under::home, ".zshenv", "ZDOTDIR", ".zshenv"}, "every zsh"},
+        {{Under::home, ".zprofile", "ZDOTDIR", ".zprofile"}, "zsh login shells"},
+        {{Under::home, ".zshrc", "ZDOTDIR", ".zshrc"}, "every interactive zsh"},
+        {{Under::home, ".zlogin", "ZDOTDIR", ".zlogin"}, "zsh login shells"},
+        {{Under::home, ".zlogout", "ZDOTDIR", ".zlogout"}, "the end of zsh login shells"},
+        {{Under::home, ".oh-my-zsh", "ZSH"}, "the .zshrc oh-my-zsh writes sources it"},
+        // Whole: config.fish, conf.d and functions run, and a universal variable
+        // (fish_user_paths) changes every later fish's PATH.
+        {{Under::config_home, "fish"}, "every fish"},
+        {{Under::home, ".pam_environment"}, "pam_env sets it at every login"},
+        {{Under::home, ".xprofile"}, "display managers at a desktop login"},
+        {{Under::home, ".xsessionrc"}, "Debian's X session start"},
+        {{Under::home, ".xsession"}, "the X session start"},
+        {{Under::home, ".xinitrc"}, "startx"},
+        {{Under::config_home, "systemd/user"}, "systemd starts the user's units"},
+        {{Under::data_home, "systemd/user"}, "systemd starts the user's units"},
+        {{Under::config_home, "environment.d"}, "systemd's user environment at login"},
+        {{Under::config_home, "autostart"}, "the desktop starts these entries at login"},
+        {{Under::config_home, "plasma-workspace/env"}, "KDE sources these at login"},
+        {{Under::data_home, "applications"}, "the desktop runs these to open files"},
+        {{Under::config_home, "mimeapps.list"}, "which program opens which file"},
+        {{Under::home, ".local/bin"}, "on PATH ahead of /usr/bin (Debian's .profile)"},
+        {{Under::home, "bin"}, "on PATH ahead of /usr/bin (Debian's .profile)"},
+        {{Under::home, ".cargo/env"}, "rustup's line in .profile sources it"},
+        {{Under::home, ".cargo/config.toml", "CARGO_HOME", "config.toml"},
+         "cargo runs the programs it names (build.rustc-wrapper)"},
+        {{Under::home, ".cargo/config", "CARGO_HOME", "config"},
+         "cargo runs the programs it names (build.rustc-wrapper)"},
+        {{Under::home, ".vimrc"}, "every vim"},
+        {{Under::home, ".exrc"}, "vi and vim"},
+        {{Under::home, ".gvimrc"}, "every gvim"},
+        {{Under::home, ".vim"}, "vim runs its plugins at every start"},
+        {{Under::config_home, "nvim"}, "every neovim"},
+        {{Under::data_home, "nvim/site"}, "neovim runs its plugins at every start"},
+        {{Under::home, ".emacs"}, "every emacs"},
+        {{Under::home, ".emacs.el"}, "every emacs"},
+        {{Under::home, ".emacs.d"}, "every emacs"},
+        {{Under::config_home, "emacs"}, "every emacs"},
+        {{Under::home, ".tmux.conf"}, "every tmux server (run-shell)"},
+        {{Under::config_home, "tmux"}, "every tmux server (run-shell)"},
+        {{Under::home, ".screenrc"}, "every screen"},
+        {{Under::home, ".vscode"}, "VS Code runs the extensions in it"},
+        {{Under::config_home, "Code/User"}, "VS Code's settings and tasks"},
+    };
+    return table;
+}
+
+const std::vector<RepositoryRunEntry>& repository_run_entries() {
+    static const std::vector<RepositoryRunEntry> table = {
+        {".vscode", true, "VS Code runs its tasks and obeys its settings when the folder opens"},
+        {".idea", true, "JetBrains IDEs run its run configurations and startup tasks"},
+        {".devcontainer", true, "Dev Containers runs its commands on the host"},
+        {".claude", true, "Claude Code runs the hooks its settings name"},
+        {".devcontainer.json", false,
+         "Dev Containers runs its commands on the host; a new one only when the user reopens "
+         "the folder in a container"},
+        {".envrc", false, "direnv; a new one only after `direnv allow`"},
+        {".mcp.json", false, "Claude Code starts its servers; a new one only once approved"},
+    };
+    return table;
+}
+
+std::vector<RepositoryRunEntry> hook_manager_entries(const std::vector<std::string>& hook_texts) {
+    auto installed = [&](const char* marker) {
+        return std::any_of(hook_texts.begin(), hook_texts.end(), [&](const std::string& text) {
+            return text.find(marker) != std::string::npos;
+        });
+    };
+    std::vector<RepositoryRunEntry> out;
+    if (installed("pre-commit"))
+        out.push_back({".pre-commit-config.yaml", false,
+                       "the installed pre-commit hook runs what it names at every commit", true});
+    if (installed("lefthook")) {
+        for (const char* name :
+             {"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml", "lefthook.toml",
+              ".lefthook.toml", "lefthook.json", ".lefthook.json", "lefthook-local.yml",
+              ".lefthook-local.yml", "lefthook-local.yaml", ".lefthook-local.yaml",
+              ".config/lefthook.yml", ".config/lefthook-local.yml"})
+            out.push_back({name, false,
+                           "the installed lefthook hook runs what it names at every commit", true});
+    }
+    return out;
+}
+
+std::string describe(HostRunPath::How how) {
+    switch (how) {
+        case HostRunPath::How::bound:
+            return "read-only";
+        case HostRunPath::How::made_empty:
+            return "read-only (was missing: made empty)";
+        case HostRunPath::How::sealed:
+            return "missing, cannot be made";
+        case HostRunPath::How::opened:
+            return "writable: sandbox.writable opens it";
+        case HostRunPath::How::left_missing:
+            return "missing, may be made (its program asks before it runs a new one)";
+    }
+    return "";
+}
+
+namespace {
+
+std::string variable(const Environment& env, const char* name) {
+    auto it = env.find(name);
+    return it == env.end() ? std::string() : it->second;
+}
+
+class Protection {
+public:
+    Protection(SandboxPolicy& policy, const HostFs& fs) : policy_(policy), fs_(fs) {
+        for (const auto& w : policy.writable)
+            if (!policy.is_hidden(w))
+                if (auto real = fs.real_path(w)) roots_.push_back(*real);
+    }
+
+    // Seals each folder of a writable root above a hidden path that exists: the sandbox rebuilds
+    // it with its other entries bound back, so its top is read-only.
+    void seal_around_hidden() {
+        for (const auto& h : policy_.hidden) {
+            if (fs_.type(h) == HostFs::Type::missing) continue;
+            auto parent = fs_.real_path(parent_of(h));
+            if (!parent) continue;
+            for (std::string p = *parent;; p = parent_of(p)) {
+                if (in_root(p)) seal(p);
+                if (p == "/") break;
+            }
+        }
+    }
+
+    void protect(const std::string& path, const std::string& reason) {
+        if (!in_root_lexically(path)) return;
+        if (path != policy_.workspace && std::find(policy_.writable.begin(), policy_.writable.end(),
+                                                   path) != policy_.writable.end()) {
+            add({path, reason, HostRunPath::How::opened, ""});
+            return;
+        }
+        switch (fs_.type(path)) {
+            case HostFs::Type::missing:
+                seal_missing(path, reason);
+                return;
+            case HostFs::Type::symlink: {
+                // The link itself could be replaced beside what it leads to: its folder's top
+                // stays put, and what it leads to is bound when it lies in a writable root.
+                auto parent = fs_.real_path(parent_of(path));
+                if (parent && in_root(*parent)) seal(*parent);
+                auto target = fs_.real_path(path);
+                if (target && in_root(*target)) add_protected(path);
+                add({path, reason, HostRunPath::How::bound, ""});
+                return;
+            }
+            default:
+                add_protected(path);
+                add({path, reason, HostRunPath::How::bound, ""});
+        }
+    }
+
+    // A work tree's entry: a missing folder is made empty, a missing file kept from being made
+    // only where `seal_when_missing`.
+    void protect_in_work_tree(const std::string& top, const RepositoryRunEntry& entry,
+                              const EmptyPathCreator& create) {
+        const std::string path = join_path(top, entry.name);
+        if (!in_root_lexically(path)) return;
+        if (fs_.type(path) == HostFs::Type::missing &&
+            fs_.type(parent_of(path)) == HostFs::Type::directory) {
+            if (entry.folder && create(path, HostFs::Type::directory)) {
+                add_protected(path);
+                add({path, entry.reason, HostRunPath::How::made_empty, ""});
+                return;
+            }
+            if (!entry.folder && !entry.seal_when_missing) {
+                add({path, entry.reason, HostRunPath::How::left_missing, ""});
+                return;
+            }
+        }
+        protect(path, entry.reason);
+    }
+
+    std::vector<HostRunPath> done() { return std::move(out_); }
+
+private:
+    void seal_missing(const std::string& path, const std::string& reason) {
+        std::string above = parent_of(path);
+        while (above != "/" && fs_.type(above) == HostFs::Type::missing) above = parent_of(above);
+        auto real = fs_.real_path(above);
+        if (!real || fs_.type(*real) != HostFs::Type::directory || !in_root(*real)) return;
+        if (policy_.is_hidden(*real)) return;
+        seal(*real);
+        add({path, reason, HostRunPath::How::sealed, *real});
+    }
+
+    void seal(const std::string& real_dir) {
+        if (std::find(policy_.sealed.begin(), policy_.sealed.end(), real_dir) ==
+            policy_.sealed.end())
+            policy_.sealed.push_back(real_dir);
+    }
+
+    void add_protected(const std::string& path) {
+        auto& list = policy_.protected_paths;
+        if (std::find(list.begin(), list.end(), path) == list.end()) list.push_back(path);
+    }
+
+    void add(HostRunPath p) {
+        for (const auto& existing : out_)
+            if (existing.path == p.path) return;
+        out_.push_back(std::move(p));
+    }
+
+    bool in_root(const std::string& real) const {
+        return std::any_of(roots_.begin(), roots_.end(),
+                           [&](const std::string& r) { return path_within(real, r); });
+    }
+
+    // In a writable root as written, or once the folders above it are resolved.
+    bool in_root_lexically(const std::string& path) const {
+        if (path_within(path, "/tmp") || policy_.is_hidden(path)) return false;
+        if (std::any_of(policy_.writable.begin(), policy_.writable.end(),
+                        [&](const std::string& w) { return path_within(path, w); }))
+            return true;
+        std::string above = path;
+        while (above != "/" && fs_.type(above) == HostFs::Type::missing) above = parent_of(above);
+        auto real = fs_.real_path(above);
+        return real && in_root(*real);
+    }
+
+    SandboxPolicy& policy_;
+    const HostFs& fs_;
+    std::vector<std::string> roots_;
+    std::vector<HostRunPath> out_;
+};
+
+// "python3.11", "python2.7": a Python's own library folder (Debian's "python3" holds only the
+// packages every Python 3 shares, and no user site is named after it).
+bool is_python_version(const std::string& name) {
+    auto dot = name.find('.');
+    auto digits = [&](size_t from, size_t to) {
+        return to > from && std::all_of(name.begin() + static_cast<long>(from),
+                                        name.begin() + static_cast<long>(to),
+                                        [](char c) { return c >= '0' && c <= '9'; });
+    };
+    return name.starts_with("python") && dot != std::string::npos && digits(6, dot) &&
+           digits(dot + 1, name.size());
+}
+
+// The user site folders of the Pythons this host has: ~/.local/lib/pythonX.Y/site-packages
+// (and the same below $PYTHONUSERBASE), for each pythonX.Y in the system's library folders or
+// already in the user's.
+std::vector<std::string> python_user_sites(const HostFs& fs, const std::string& home,
+                                           const Environment& env) {
+    std::vector<std::string> bases = {home + "/.local"};
+    const std::string userbase = variable(env, "PYTHONUSERBASE");
+    if (userbase.starts_with('/')) bases.push_back(absolute_path(userbase, "/", home));
+    std::set<std::string> versions;
+    std::vector<std::string> dirs = {"/usr/lib", "/usr/local/lib"};
+    for (const auto& b : bases) dirs.push_back(b + "/lib");
+    for (const auto& dir : dirs)
+        for (const auto& entry : fs.list(dir))
+            if (is_python_version(entry.name) && entry.type == HostFs::Type::directory)
+                versions.insert(entry.name);
+    std::vector<std::string> out;
+    for (const auto& b : bases)
+        for (const auto& v : versions) out.push_back(b + "/lib/" + v + "/site-packages");
+    return out;
+}
+
+// The start of each installed hook of the git folder `git_dir`, samples left out.
+std::vector<std::string> hook_texts(const HostFs& fs, const std::string& git_dir) {
+    std::vector<std::string> out;
+    for (const auto& entry : fs.list(git_dir + "/hooks"))
+        if (entry.type == HostFs::Type::file && !entry.name.ends_with(".sample"))
+            out.push_back(fs.read_start(git_dir + "/hooks/" + entry.name, 4096));
+    return out;
+}
+
+}  // namespace
+
+void protect_host_run_paths(SandboxPolicy& policy, const HostFs& fs, const Environment& env,
+                            const std::vector<std::string>& work_trees,
+                            const EmptyPathCreator& create) {
+    if (policy.read_only) return;
+    Protection protection(policy, fs);
+    protection.seal_around_hidden();
+    for (const auto& entry : host_run_by_default())
+        for (const auto& path : location_paths(entry.where, policy.home, policy.workspace, env))
+            protection.protect(path, entry.reason);
+    for (const auto& folder : path_folders(variable(env, "PATH")))
+        protection.protect(folder, "a folder of your PATH: what is there runs by name");
+    for (const auto& site : python_user_sites(fs, policy.home, env))
+        protection.protect(site, "Python runs its .pth files and usercustomize.py at every start");
+    for (const auto& top : work_trees) {
+        for (const auto& entry : repository_run_entries())
+            protection.protect_in_work_tree(top, entry, create);
+        for (const auto& entry : hook_manager_entries(hook_texts(fs, top + "/.git")))
+            protection.protect_in_work_tree(top, entry, create);
+    }
+    policy.host_run = protection.done();
+}
+
+}  // namespace caretz
