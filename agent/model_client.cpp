@@ -88,18 +88,12 @@ std::optional<std::string> ModelClient::reachability_problem(
         else if (http.status < 200 || http.status >= 300)
             problem = http_failure_message(settings_, http.status, http.error_body, 1);
     }
-    if (problem.empty()) return std::nullopt;
-    // An error body may quote the key back; it never reaches the screen.
-    const std::string& key = settings_.api_key;
-    if (!key.empty())
-        for (size_t at = problem.find(key); at != std::string::npos; at = problem.find(key, at))
-            problem.replace(at, key.size(), "(the key)");
-    return problem;
+    return problem.empty() ? std::nullopt : std::optional<std::string>(problem);
 }
 
 std::string ModelClient::unreachable_message(const std::string& failure) const {
-    return "cannot reach the model API at " + settings_.base_url + " (" + failure +
-           "); check --base-url or CARETZ_BASE_URL";
+    return "cannot reach the model API at " + settings_.base_url + " (" +
+           hide_key(failure, settings_.api_key) + "); check --base-url or CARETZ_BASE_URL";
 }
 
 ModelResult ModelClient::ask(const std::string& system, const Conversation& conversation,

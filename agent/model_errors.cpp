@@ -28,6 +28,15 @@ std::string json_message(const nlohmann::json& body) {
 
 }  // namespace
 
+std::string hide_key(std::string text, std::string_view key) {
+    static constexpr std::string_view kStandIn = "(the key)";
+    if (key.empty()) return text;
+    for (size_t at = text.find(key); at != std::string::npos;
+         at = text.find(key, at + kStandIn.size()))
+        text.replace(at, key.size(), kStandIn);
+    return text;
+}
+
 std::string api_error_message(const std::string& body) {
     auto parsed = nlohmann::json::parse(body, nullptr, false);
     std::string message = parsed.is_discarded() ? "" : json_message(parsed);
@@ -40,7 +49,7 @@ std::string api_error_message(const std::string& body) {
 
 std::string http_failure_message(const ModelSettings& settings, long status,
                                  const std::string& body, int attempts) {
-    std::string said = api_error_message(body);
+    std::string said = hide_key(api_error_message(body), settings.api_key);
     std::string code = "HTTP " + std::to_string(status) + (said.empty() ? "" : ": " + said);
     std::string tries = std::to_string(attempts) + (attempts == 1 ? " attempt" : " attempts");
     if (status == 401 || status == 403) {

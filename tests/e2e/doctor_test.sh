@@ -2,8 +2,9 @@
 # `caretz doctor` as the unprivileged user: every check passes on this machine with each
 # supported shell, and each broken part is reported with its fix and exit status 1: bubblewrap
 # moved aside (in a private mount namespace, so parallel tests keep theirs), a config file that
-# is not JSON, a key the model API refuses (which is never printed), slow rc files, an unknown
-# $TERM.
+# is not JSON, a key the model API refuses (which is never printed), keys of any length (also
+# ones found in the words that hide them) with no network and with a 401, slow rc files, an
+# unknown $TERM.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/agent_lib.sh"
@@ -84,6 +85,43 @@ E2E_ENV=(CARETZ_BASE_URL="http://127.0.0.1:9/v1")
 doctor /bin/bash
 check "no model API listening: doctor says it cannot reach it" \
     grep -q "^problem  model endpoint: cannot reach the model API at http://127.0.0.1:9/v1" <<<"$OUT"
+
+# --- keys of any length, also ones found in "(the key)", the words that hide a key -----------------
+# Each run is ended after 30 s: a doctor that hides the key forever never gets to its summary.
+# doctor_ends NAME KEY [unshare -n]: caretz doctor with bash and that key, the default endpoint
+# when there is no network, else the local server, which quotes the key back in its 401.
+doctor_ends() {
+    local name=$1 key=$2 started=$(date +%s%N)
+    shift 2
+    OUT=$(TEST_HOME=$TEST_HOME timeout 30 "${@:-env}" bash -c 'source "$1/lib.sh"
+        E2E_ENV=("${@:4}"); as_user /bin/bash "$2" "$3" doctor' \
+        _ "$E2E_DIR" "$ws" "$E2E_BIN" "${E2E_ENV[@]}" CARETZ_API_KEY="$key" 2>&1 </dev/null)
+    RC=$?
+    MS=$((($(date +%s%N) - started) / 1000000))
+    check "$name: doctor ends, exit status 1 ($MS ms, status $RC)" test "$RC" -eq 1
+    check "$name: ... with its summary" grep -q "^caretz doctor: 1 problem in ${#checks[@]} checks" <<<"$OUT"
+}
+real_key=sk-e2e-Wrong-Key-0123456789abcdefABCDEF
+E2E_ENV=()
+for key in k e y the key "(the key)" "$real_key"; do
+    doctor_ends "no network, key \"$key\"" "$key" unshare -n
+    check "... the endpoint cannot be reached, which it says" \
+        grep -q "^problem  model endpoint: cannot reach the model API at https://api.openai.com/v1 (.*); check --base-url or CARETZ_BASE_URL$" <<<"$OUT"
+    [[ $key == "$real_key" ]] && check "... and the key is not printed" not_contains "$OUT" "$key"
+done
+doctor_ends 'no network, no key' "" unshare -n
+check "... the hosted API needs one, which it says" \
+    grep -q "^problem  model endpoint: no API key for https://api.openai.com/v1: set CARETZ_API_KEY" <<<"$OUT"
+E2E_ENV=(CARETZ_BASE_URL="$MODEL_URL/v1")
+for key in k e y the key "(the key)" "$real_key"; do
+    doctor_ends "a 401, key \"$key\"" "$key"
+    check "... the API rejected it, its quote of the key hidden" \
+        grep -q "^problem  model endpoint: the model API at $MODEL_URL/v1 rejected the API key (HTTP 401: .*: (the key)); check CARETZ_API_KEY" <<<"$OUT"
+    [[ $key == "$real_key" ]] && check "... and the key is not printed" not_contains "$OUT" "$key"
+done
+doctor_ends 'a 401, no key' ""
+check "... the API wants a key, which it says" \
+    grep -q "^problem  model endpoint: the model API at $MODEL_URL/v1 wants an API key (HTTP 401: .*); set CARETZ_API_KEY" <<<"$OUT"
 
 # --- rc files that take their time -------------------------------------------------------------------
 echo 'sleep 2' | runuser -u "$E2E_USER" -- tee "$TEST_HOME/.bashrc" >/dev/null
