@@ -102,17 +102,21 @@ void start_notify_command(const std::vector<std::string>& command, const std::st
     if (pid > 0) std::thread([pid] { wait_for_exit(pid); }).detach();
 }
 
-QuestionNotice::QuestionNotice(const Terminal& terminal, const NoticeSettings& settings,
+QuestionNotice::QuestionNotice(Terminal& terminal, const NoticeSettings& settings,
                                const std::string& summary)
     : terminal_(terminal), mode_(settings.mode) {
     const NoticeRoute route =
         mode_ == NotifyMode::desktop ? notice_route(current_environment()) : NoticeRoute::direct;
+    // Set before the title is pushed, so that no kill comes after the push and before the
+    // means to pop it: the title would stay "Caretz waits for an answer" for good.
+    terminal_.undo_on_exit(notice_end(mode_));
     terminal_.write(notice_start(mode_, summary, route));
     start_notify_command(settings.command, summary);
 }
 
 QuestionNotice::~QuestionNotice() {
     terminal_.write(notice_end(mode_));
+    terminal_.undo_on_exit("");
 }
 
 }  // namespace caretz

@@ -40,18 +40,18 @@ NoticeRoute notice_route(const Environment& env);
 // for it. Caretz's API keys are not in its environment.
 void start_notify_command(const std::vector<std::string>& command, const std::string& summary);
 
-// While it lives, the terminal says that a question waits (notice_start, then notice_end),
-// and the notify command has been started. Only ever made with a terminal.
+// While it lives, the terminal says that a question waits (notice_start, then notice_end, which
+// the terminal also writes should Caretz be killed meanwhile), and the notify command has been
+// started. Only ever made with a terminal.
 class QuestionNotice {
 public:
-    QuestionNotice(const Terminal& terminal, const NoticeSettings& settings,
-                   const std::string& summary);
+    QuestionNotice(Terminal& terminal, const NoticeSettings& settings, const std::string& summary);
     ~QuestionNotice();
     QuestionNotice(const QuestionNotice&) = delete;
     QuestionNotice& operator=(const QuestionNotice&) = delete;
 
 private:
-    const Terminal& terminal_;
+    Terminal& terminal_;
     NotifyMode mode_;
 };
 

@@ -56,6 +56,11 @@ Terminal::~Terminal() {
     if (resize_fd_ >= 0) ::signal(SIGWINCH, SIG_DFL);
 }
 
+void Terminal::undo_on_exit(std::string_view bytes) noexcept {
+    // The modes' terminal is the input's; the bytes are for the output's, as write()'s are.
+    if (modes_ && one_terminal_) modes_->set_exit_undo(bytes);
+}
+
 void Terminal::enter_raw() {
     if (modes_) modes_->enter_raw();
 }

@@ -80,6 +80,11 @@ public:
     // region, hidden cursor, mouse and paste modes) and clears the screen, so nothing printed
     // before can stand beside a question and pass for part of it.
     void reset_for_question() const;
+    // Bytes that undo what Caretz changes on the terminal for a while (the title it pushes
+    // while a question waits): should Caretz die from a signal (SIGTERM, SIGHUP) or exit before
+    // it undoes the change itself, they are written as the modes come back. Empty forgets
+    // them. See TerminalModes::set_exit_undo.
+    void undo_on_exit(std::string_view bytes) noexcept;
 
     // Window size. resize_fd() turns readable when the window changed; take_resize() then
     // returns the new size once (and nullopt when nothing changed since the last call).

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <iterator>
@@ -30,6 +31,9 @@ struct ExitRestoreState {
     volatile sig_atomic_t raw = 0;
     volatile sig_atomic_t armed = 0;
     struct sigaction previous[kExitSignalCount] {};
+    // set_exit_undo's bytes; the size is set last, once they are all in place.
+    char undo[TerminalModes::kMaxExitUndo] = {};
+    volatile sig_atomic_t undo_size = 0;
 };
 ExitRestoreState g_exit_state;
 bool g_atexit_registered = false;
@@ -42,7 +46,8 @@ int set_modes(int fd, const termios& modes) {
     return result;
 }
 
-// Async-signal-safe: tcsetattr and write only.
+// Async-signal-safe: tcsetattr and write only. The modes come first, then what was changed for a
+// while (set_exit_undo), as a normal exit would undo them.
 void restore_from_exit_state() {
     if (!g_exit_state.armed) return;
     int saved_errno = errno;
@@ -52,6 +57,11 @@ void restore_from_exit_state() {
                   std::string_view(kVisibleStateReset, sizeof kVisibleStateReset - 1));
     }
     g_exit_state.raw = 0;
+    if (g_exit_state.undo_size > 0) {
+        write_all(g_exit_state.fd,
+                  std::string_view(g_exit_state.undo, static_cast<size_t>(g_exit_state.undo_size)));
+        g_exit_state.undo_size = 0;
+    }
     errno = saved_errno;
 }
 
@@ -80,6 +90,7 @@ TerminalModes::~TerminalModes() {
     restore();
     if (!handlers_installed_) return;
     g_exit_state.armed = 0;
+    g_exit_state.undo_size = 0;
     for (int i = 0; i < kExitSignalCount; ++i) {
         ::sigaction(kExitSignals[i], &g_exit_state.previous[i], nullptr);
     }
@@ -116,6 +127,16 @@ void TerminalModes::restore() noexcept {
     if (raw_) write_all(fd_, std::string_view(kVisibleStateReset, sizeof kVisibleStateReset - 1));
     raw_ = false;
     if (handlers_installed_) g_exit_state.raw = 0;
+}
+
+void TerminalModes::set_exit_undo(std::string_view bytes) noexcept {
+    if (!handlers_installed_) return;
+    g_exit_state.undo_size = 0;
+    if (bytes.size() > kMaxExitUndo) return;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    bytes.copy(g_exit_state.undo, bytes.size());
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    g_exit_state.undo_size = static_cast<sig_atomic_t>(bytes.size());
 }
 
 void TerminalModes::install_exit_handlers() {

@@ -3,6 +3,8 @@
 #include <termios.h>
 
 #include <atomic>
+#include <cstddef>
+#include <string_view>
 
 namespace caretz {
 
@@ -49,6 +51,14 @@ public:
     // exit status still tells what happened. Only one TerminalModes at a time may install
     // them: a second throws std::logic_error. Destruction puts the previous handlers back.
     void install_exit_handlers();
+
+    // Bytes that undo a change Caretz makes to the terminal for a while (the window title it
+    // pushes while a question waits), written after the modes come back should the process die
+    // or exit on one of the paths above before the change is undone; empty forgets them. Only
+    // the instance that installed the handlers keeps them, at most kMaxExitUndo bytes of them
+    // (longer ones are not kept: half an escape sequence would do harm).
+    static constexpr size_t kMaxExitUndo = 64;
+    void set_exit_undo(std::string_view bytes) noexcept;
 
 private:
     int fd_;

@@ -4,7 +4,8 @@
 # an offer and a network approval ring the bell, which makes tmux flag the window while another
 # window is current; OSC 9 and OSC 777 reach the pane (its raw bytes, recorded with pipe-pane),
 # through tmux's passthrough form once allow-passthrough is on; the title says Caretz waits and
-# the user's own title comes back; notify_command gets the summary as an argument and in
+# the user's own title comes back, also when Caretz is killed (SIGTERM, SIGHUP) while the
+# question waits; notify_command gets the summary as an argument and in
 # $CARETZ_QUESTION without the terminal; "notify": "off" and no terminal notice nothing;
 # `/sandbox` and `caretz sandbox show --json` list a writable root and a hidden path from the
 # config with their sources.
@@ -160,6 +161,23 @@ wait_for_prompt "caretz>" 20
 check "... tmux flags no bell" test "$(bell_flag)" = 0
 check "... and no OSC 9 reached the pane" not raw_has "\033]9;"
 end_tmux
+
+# --- Caretz killed while the question waits: the user's own title comes back all the same
+for sig in TERM HUP; do
+    start --config "$config"
+    # The pane stays, dead, once Caretz has gone, so its title can still be read.
+    tmux_ set-option -p -t "$pane" remain-on-exit on
+    check "SIG$sig: a refused write shows the offer" ask "!touch $target" "Allow once"
+    check "... the title says Caretz waits for an answer" test "$(title)" = "Caretz waits for an answer"
+    kill -"$sig" "$(tmux_ display-message -p -t "$pane" '#{pane_pid}')"
+    for _ in $(seq 100); do
+        [[ $(tmux_ display-message -p -t "$pane" '#{pane_dead}') == 1 ]] && break
+        sleep 0.1
+    done
+    check "... kill -$sig ends Caretz" test "$(tmux_ display-message -p -t "$pane" '#{pane_dead}')" = 1
+    check "... and the user's own title is back" test "$(title)" = "users-own-title"
+    end_tmux
+done
 
 # --- no terminal: nobody is asked, so nothing rings and notify_command never runs
 before=$(notified)

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -47,7 +48,10 @@ enum class ChildEnd { sigterm, sighup, segfault, abort_call, exit_call };
 
 // A child that takes over the terminal, goes raw and then ends as asked; returns its wait
 // status. For the signal cases the parent sends the signal once the child is raw.
-int run_raw_child(const caretz::Pty& pty, ChildEnd end) {
+// `undo`: what the child's TerminalModes is to write after the modes should it die or exit;
+// `then_undo` is set after it, as the undo in force.
+int run_raw_child(const caretz::Pty& pty, ChildEnd end, std::string_view undo = {},
+                  std::optional<std::string> then_undo = std::nullopt) {
     int ready[2];
     REQUIRE(::pipe(ready) == 0);
     // The std::exit case flushes stdio in the child; nothing of ours may be pending twice.
@@ -61,6 +65,8 @@ int run_raw_child(const caretz::Pty& pty, ChildEnd end) {
         caretz::TerminalModes modes(pty.slave());
         modes.install_exit_handlers();
         modes.enter_raw();
+        if (!undo.empty()) modes.set_exit_undo(undo);
+        if (then_undo) modes.set_exit_undo(*then_undo);
         ssize_t ignored = ::write(ready[1], "r", 1);
         (void)ignored;
         switch (end) {
@@ -191,5 +197,49 @@ TEST_CASE("the terminal comes back when the process dies or exits", "[terminal_m
         CHECK(WEXITSTATUS(status) == 7);
     }
     CHECK(same_modes(modes_of(pty.slave()), original));
+    CHECK(drain(pty.master()) == "\x1b[?25h\x1b[?2004l");
+}
+
+TEST_CASE("what was changed for a while is undone too when the process dies or exits",
+          "[terminal_modes]") {
+    caretz::Pty pty = caretz::Pty::open({24, 80});
+    termios original = modes_of(pty.slave());
+    const std::string pop_title = "\x1b[23;0t";
+
+    SECTION("SIGTERM") {
+        int status = run_raw_child(pty, ChildEnd::sigterm, pop_title);
+        CHECK(WIFSIGNALED(status));
+        CHECK(WTERMSIG(status) == SIGTERM);
+    }
+    SECTION("SIGHUP") {
+        int status = run_raw_child(pty, ChildEnd::sighup, pop_title);
+        CHECK(WIFSIGNALED(status));
+        CHECK(WTERMSIG(status) == SIGHUP);
+    }
+    SECTION("std::exit") {
+        int status = run_raw_child(pty, ChildEnd::exit_call, pop_title);
+        CHECK(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 7);
+    }
+    CHECK(same_modes(modes_of(pty.slave()), original));
+    CHECK(drain(pty.master()) == "\x1b[?25h\x1b[?2004l" + pop_title);
+}
+
+TEST_CASE("an undo that was forgotten, or is too long to keep whole, is not written",
+          "[terminal_modes]") {
+    caretz::Pty pty = caretz::Pty::open({24, 80});
+    const std::string pop_title = "\x1b[23;0t";
+    SECTION("forgotten") {
+        run_raw_child(pty, ChildEnd::sigterm, pop_title, "");
+    }
+    SECTION("too long") {
+        run_raw_child(pty, ChildEnd::sigterm, pop_title,
+                      std::string(caretz::TerminalModes::kMaxExitUndo + 1, 'x'));
+    }
+    SECTION("set where no handlers are installed") {
+        caretz::TerminalModes modes(pty.slave());
+        modes.enter_raw();
+        modes.set_exit_undo(pop_title);
+    }
     CHECK(drain(pty.master()) == "\x1b[?25h\x1b[?2004l");
 }
