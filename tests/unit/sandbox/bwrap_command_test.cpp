@@ -410,3 +410,64 @@ TEST_CASE("a host without watched programs gets no stand-in, only the records fi
                                     "/proc/self/fd/5", "/r");
     CHECK(args == Args{"--bind", "/r", "/.caretz/runs"});
 }
+
+TEST_CASE("a sealed folder in a writable root is rebuilt on top of the root's bind") {
+    FakeHostFs host = typical_host();
+    SandboxPolicy policy = policy_for("/home/u/proj");
+    policy.sealed = {"/home/u/proj/.git"};
+    Args args = bwrap_arguments(policy, host, "/home/u/proj");
+    // (The home is rebuilt around ~/.ssh, so the workspace is an entry bound back into it.)
+    long root = find_seq(args, {"--bind-try", "/home/u/proj", "/home/u/proj"});
+    long tmpfs = find_seq(args, {"--tmpfs", "/home/u/proj/.git"});
+    long entry = find_seq(args, {"--bind-try", "/home/u/proj/.git/HEAD", "/home/u/proj/.git/HEAD"});
+    long sealed = find_seq(args, {"--remount-ro", "/home/u/proj/.git"});
+    REQUIRE(root >= 0);
+    CHECK(root < tmpfs);
+    CHECK(tmpfs < entry);
+    CHECK(entry < sealed);
+    // The hooks bound read-only come after, on the entry bound back.
+    CHECK(sealed <
+          find_seq(args, {"--ro-bind", "/home/u/proj/.git/hooks", "/home/u/proj/.git/hooks"}));
+}
+
+TEST_CASE("a folder held in place is never bound from the host over a rebuilt one") {
+    // The home is the workspace; ~/.config holds a hidden path, so it is rebuilt without it, and
+    // ~/.config/git/config, protected, lies below it. Binding the host's ~/.config to hold it in
+    // place would show ~/.config/caretz again.
+    FakeHostFs host({{"/home", "d"},
+                     {"/home/u", "d"},
+                     {"/home/u/.config", "d"},
+                     {"/home/u/.config/caretz", "d"},
+                     {"/home/u/.config/git", "d"},
+                     {"/home/u/.config/git/config", "f"},
+                     {"/tmp", "d"}});
+    SandboxPolicy policy = policy_for("/home/u");
+    policy.protected_paths.push_back("/home/u/.config/git/config");
+    Args args = bwrap_arguments(policy, host, "/home/u");
+    CHECK(find_seq(args, {"--tmpfs", "/home/u/.config"}) >= 0);
+    CHECK_FALSE(mentions(args, "/home/u/.config/caretz"));
+    CHECK(find_seq(args, {"--bind", "/home/u/.config", "/home/u/.config"}) < 0);
+    CHECK(find_seq(args, {"--bind", "/home/u/.config/git", "/home/u/.config/git"}) < 0);
+    CHECK(find_seq(args,
+                   {"--ro-bind", "/home/u/.config/git/config", "/home/u/.config/git/config"}) >= 0);
+}
+
+TEST_CASE("a shell's folder protected in a writable root gets its private copy, not a bind") {
+    FakeHostFs host({{"/home", "d"},
+                     {"/home/u", "d"},
+                     {"/home/u/.config", "d"},
+                     {"/home/u/.config/fish", "d"},
+                     {"/home/u/.config/fish/config.fish", "f"},
+                     {"/home/u/.config/fish/fish_variables", "f"},
+                     {"/tmp", "d"}});
+    SandboxPolicy policy = policy_for("/home/u");
+    policy.protected_paths.push_back("/home/u/.config/fish");
+    policy.private_dirs = {{"/home/u/.config/fish", {"fish_variables"}, {"config.fish"}}};
+    std::vector<std::string> copied;
+    Args args = bwrap_arguments(policy, host, "/home/u", &copied);
+    CHECK(copied == std::vector<std::string>{"/home/u/.config/fish/fish_variables"});
+    CHECK(find_seq(args, {"--tmpfs", "/home/u/.config/fish"}) >= 0);
+    CHECK(find_seq(args, {"--ro-bind-try", "/home/u/.config/fish/config.fish",
+                          "/home/u/.config/fish/config.fish"}) >= 0);
+    CHECK(find_seq(args, {"--ro-bind", "/home/u/.config/fish", "/home/u/.config/fish"}) < 0);
+}

@@ -1,0 +1,250 @@
+#include "sandbox/protection/host_run_paths.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+
+#include "tests/unit/sandbox/fake_host_fs.h"
+
+using namespace caretz;
+
+namespace {
+
+// A user's home on a Debian host: Debian's three startup files, a project with a repository,
+// and the folders the table's missing paths would go in.
+std::map<std::string, std::string> debian_home() {
+    return {{"/home", "d"},
+            {"/home/u", "d"},
+            {"/home/u/.bashrc", "f"},
+            {"/home/u/.profile", "f"},
+            {"/home/u/.bash_logout", "f"},
+            {"/home/u/.config", "d"},
+            {"/home/u/.local", "d"},
+            {"/home/u/.local/share", "d"},
+            {"/home/u/proj", "d"},
+            {"/home/u/proj/src", "d"},
+            {"/home/u/proj/.git", "d"},
+            {"/home/u/proj/.git/HEAD", "f"},
+            {"/home/u/proj/.git/hooks", "d"},
+            {"/usr", "d"},
+            {"/usr/lib", "d"},
+            {"/usr/lib/python3", "d"},
+            {"/usr/lib/python3.11", "d"},
+            {"/tmp", "d"}};
+}
+
+struct Started {
+    SandboxPolicy policy;
+    std::vector<std::string> made;  // what the start made empty on the host
+};
+
+Started start(const std::map<std::string, std::string>& host, const std::string& workspace,
+              const Environment& env = {}, PolicySettings settings = {},
+              bool creation_fails = false) {
+    Started s{make_policy(settings, "/home/u", workspace, env), {}};
+    FakeHostFs fs(host);
+    std::vector<std::string> trees;
+    for (const auto& [path, type] : host)
+        if (path.ends_with("/.git")) trees.push_back(path.substr(0, path.size() - 5));
+    protect_host_run_paths(s.policy, fs, env, trees, [&](const std::string& path, HostFs::Type) {
+        s.made.push_back(path);
+        return !creation_fails;
+    });
+    return s;
+}
+
+const HostRunPath* find(const SandboxPolicy& policy, const std::string& path) {
+    auto it = std::find_if(policy.host_run.begin(), policy.host_run.end(),
+                           [&](const HostRunPath& p) { return p.path == path; });
+    return it == policy.host_run.end() ? nullptr : &*it;
+}
+
+bool is_protected(const SandboxPolicy& policy, const std::string& path) {
+    return std::find(policy.protected_paths.begin(), policy.protected_paths.end(), path) !=
+           policy.protected_paths.end();
+}
+
+bool is_sealed(const SandboxPolicy& policy, const std::string& dir) {
+    return std::find(policy.sealed.begin(), policy.sealed.end(), dir) != policy.sealed.end();
+}
+
+}  // namespace
+
+TEST_CASE("in the home workspace the startup files that exist are bound read-only") {
+    Started s = start(debian_home(), "/home/u");
+    for (const char* path : {"/home/u/.bashrc", "/home/u/.profile", "/home/u/.bash_logout"}) {
+        CHECK(is_protected(s.policy, path));
+        REQUIRE(find(s.policy, path));
+        CHECK(find(s.policy, path)->how == HostRunPath::How::bound);
+        CHECK_FALSE(s.policy.can_write(path));
+    }
+}
+
+TEST_CASE("a missing startup file cannot be made: the deepest folder above it is sealed") {
+    Started s = start(debian_home(), "/home/u");
+    // ~/.bash_profile, ~/.zshrc: their folder, the home, exists.
+    CHECK(is_sealed(s.policy, "/home/u"));
+    CHECK(find(s.policy, "/home/u/.bash_profile")->how == HostRunPath::How::sealed);
+    CHECK(find(s.policy, "/home/u/.bash_profile")->sealed == "/home/u");
+    CHECK_FALSE(s.policy.can_write("/home/u/.bash_profile"));
+    CHECK_FALSE(s.policy.can_write("/home/u/.zshrc"));
+    // ~/.config/autostart: ~/.config exists, so it is ~/.config that is sealed, and moving
+    // ~/.config aside to make a new one is a change at the home's top, sealed too.
+    CHECK(is_sealed(s.policy, "/home/u/.config"));
+    CHECK(find(s.policy, "/home/u/.config/autostart")->sealed == "/home/u/.config");
+    CHECK_FALSE(s.policy.can_write("/home/u/.config/autostart"));
+    CHECK_FALSE(s.policy.can_write("/home/u/.c"));
+    // ~/.local/bin and ~/.local/share/systemd/user.
+    CHECK(is_sealed(s.policy, "/home/u/.local"));
+    CHECK(is_sealed(s.policy, "/home/u/.local/share"));
+    CHECK_FALSE(s.policy.can_write("/home/u/.local/bin"));
+    // A new file at the home's top is refused by the sandbox too, so the detector offers it.
+    CHECK_FALSE(s.policy.can_write("/home/u/notes.txt"));
+    // Inside a folder that exists, nothing changes.
+    CHECK(s.policy.can_write("/home/u/proj/notes.txt"));
+    CHECK(s.policy.can_write("/home/u/proj/src/new/file.c"));
+    CHECK(s.policy.can_write("/home/u/.config/app/settings.json"));
+}
+
+TEST_CASE("a workspace below the home protects nothing of the home's") {
+    Started s = start(debian_home(), "/home/u/proj");
+    CHECK_FALSE(find(s.policy, "/home/u/.bashrc"));
+    CHECK_FALSE(is_sealed(s.policy, "/home/u"));
+    CHECK(s.policy.can_write("/home/u/proj/new.txt"));  // the workspace's top stays open
+}
+
+TEST_CASE("a repository's missing editor folders are made empty and bound read-only") {
+    Started s = start(debian_home(), "/home/u/proj");
+    for (const char* name : {".vscode", ".idea", ".devcontainer", ".claude"}) {
+        const std::string path = std::string("/home/u/proj/") + name;
+        CHECK(std::find(s.made.begin(), s.made.end(), path) != s.made.end());
+        CHECK(is_protected(s.policy, path));
+        CHECK(find(s.policy, path)->how == HostRunPath::How::made_empty);
+        CHECK_FALSE(s.policy.can_write(path + "/tasks.json"));
+    }
+    // A missing file whose program asks before running a new one is left for the user.
+    CHECK(find(s.policy, "/home/u/proj/.mcp.json")->how == HostRunPath::How::left_missing);
+    CHECK(find(s.policy, "/home/u/proj/.envrc")->how == HostRunPath::How::left_missing);
+    CHECK_FALSE(is_sealed(s.policy, "/home/u/proj"));
+}
+
+TEST_CASE("an editor folder that cannot be made seals the work tree's top instead") {
+    Started s = start(debian_home(), "/home/u/proj", {}, {}, /*creation_fails=*/true);
+    CHECK(is_sealed(s.policy, "/home/u/proj"));
+    CHECK_FALSE(s.policy.can_write("/home/u/proj/.vscode"));
+}
+
+TEST_CASE("a repository's auto-run files that exist are bound read-only") {
+    auto host = debian_home();
+    host["/home/u/proj/.envrc"] = "f";
+    host["/home/u/proj/.mcp.json"] = "f";
+    host["/home/u/proj/.vscode"] = "d";
+    host["/home/u/proj/.vscode/settings.json"] = "f";
+    Started s = start(host, "/home/u/proj");
+    for (const char* path :
+         {"/home/u/proj/.envrc", "/home/u/proj/.mcp.json", "/home/u/proj/.vscode"})
+        CHECK(is_protected(s.policy, path));
+    CHECK_FALSE(s.policy.can_write("/home/u/proj/.vscode/settings.json"));
+    CHECK(std::find(s.made.begin(), s.made.end(), "/home/u/proj/.vscode") == s.made.end());
+}
+
+TEST_CASE("a hook manager's config counts where its hook is installed") {
+    auto host = debian_home();
+    SECTION("pre-commit installed, its config missing: the work tree's top is sealed") {
+        host["/home/u/proj/.git/hooks/pre-commit"] =
+            "f:#!/usr/bin/env bash\n# File generated by pre-commit: https://pre-commit.com\n";
+        Started s = start(host, "/home/u/proj");
+        CHECK(find(s.policy, "/home/u/proj/.pre-commit-config.yaml")->how ==
+              HostRunPath::How::sealed);
+        CHECK_FALSE(s.policy.can_write("/home/u/proj/.pre-commit-config.yaml"));
+    }
+    SECTION("pre-commit installed, its config there: bound read-only") {
+        host["/home/u/proj/.git/hooks/pre-commit"] = "f:# File generated by pre-commit\n";
+        host["/home/u/proj/.pre-commit-config.yaml"] = "f";
+        Started s = start(host, "/home/u/proj");
+        CHECK(is_protected(s.policy, "/home/u/proj/.pre-commit-config.yaml"));
+        CHECK_FALSE(is_sealed(s.policy, "/home/u/proj"));
+    }
+    SECTION("lefthook installed: its local config cannot be made") {
+        host["/home/u/proj/.git/hooks/pre-commit"] = "f:#!/bin/sh\ncall_lefthook run pre-commit\n";
+        host["/home/u/proj/lefthook.yml"] = "f";
+        Started s = start(host, "/home/u/proj");
+        CHECK(is_protected(s.policy, "/home/u/proj/lefthook.yml"));
+        CHECK_FALSE(s.policy.can_write("/home/u/proj/lefthook-local.yml"));
+    }
+    SECTION("no hook installed (samples only): the configs are ordinary files") {
+        host["/home/u/proj/.git/hooks/pre-commit.sample"] = "f:# pre-commit lefthook\n";
+        Started s = start(host, "/home/u/proj");
+        CHECK_FALSE(find(s.policy, "/home/u/proj/.pre-commit-config.yaml"));
+        CHECK(s.policy.can_write("/home/u/proj/.pre-commit-config.yaml"));
+    }
+}
+
+TEST_CASE("sandbox.writable naming one exact path opens it") {
+    PolicySettings settings;
+    settings.writable = {"~/.local/bin"};
+    auto host = debian_home();
+    host["/home/u/.local/bin"] = "d";
+    Started s = start(host, "/home/u", {}, settings);
+    REQUIRE(find(s.policy, "/home/u/.local/bin"));
+    CHECK(find(s.policy, "/home/u/.local/bin")->how == HostRunPath::How::opened);
+    CHECK(s.policy.can_write("/home/u/.local/bin/tool"));
+    CHECK_FALSE(s.policy.can_write("/home/u/.bashrc"));  // the rest stays protected
+}
+
+TEST_CASE("the user's PATH folders and the variables that move startup files count") {
+    auto host = debian_home();
+    host["/home/u/proj/bin"] = "d";
+    host["/home/u/proj/zsh"] = "d";
+    host["/home/u/proj/zsh/.zshrc"] = "f";
+    Started s =
+        start(host, "/home/u/proj",
+              {{"PATH", "/home/u/proj/bin:/usr/bin:relative"}, {"ZDOTDIR", "/home/u/proj/zsh"}});
+    CHECK(is_protected(s.policy, "/home/u/proj/bin"));
+    CHECK(is_protected(s.policy, "/home/u/proj/zsh/.zshrc"));
+    CHECK_FALSE(s.policy.can_write("/home/u/proj/zsh/.zshenv"));  // missing: zsh/ sealed
+    CHECK_FALSE(find(s.policy, "/usr/bin"));                      // outside the roots
+}
+
+TEST_CASE("Python's user site folders of the host's Pythons count, whole") {
+    Started s = start(debian_home(), "/home/u");
+    CHECK(find(s.policy, "/home/u/.local/lib/python3.11/site-packages"));
+    CHECK_FALSE(find(s.policy, "/home/u/.local/lib/python3/site-packages"));
+    auto host = debian_home();
+    host["/home/u/.local/lib"] = "d";
+    host["/home/u/.local/lib/python3.11"] = "d";
+    host["/home/u/.local/lib/python3.11/site-packages"] = "d";
+    Started with_site = start(host, "/home/u");
+    CHECK(is_protected(with_site.policy, "/home/u/.local/lib/python3.11/site-packages"));
+    CHECK_FALSE(
+        with_site.policy.can_write("/home/u/.local/lib/python3.11/site-packages/usercustomize.py"));
+}
+
+TEST_CASE("a startup file that is a link keeps its folder's top from changing") {
+    auto host = debian_home();
+    host["/home/u/.bashrc"] = "l:/home/u/dotfiles/bashrc";
+    host["/home/u/dotfiles"] = "d";
+    host["/home/u/dotfiles/bashrc"] = "f";
+    Started s = start(host, "/home/u");
+    CHECK(is_sealed(s.policy, "/home/u"));  // the link cannot be replaced
+    CHECK(is_protected(s.policy, "/home/u/.bashrc"));
+}
+
+TEST_CASE("a folder of a writable root that holds a hidden path is sealed") {
+    auto host = debian_home();
+    host["/home/u/proj/.aws"] = "d";
+    PolicySettings settings;
+    settings.hidden = {"/home/u/proj/.aws"};
+    Started s = start(host, "/home/u/proj", {}, settings);
+    CHECK(is_sealed(s.policy, "/home/u/proj"));
+    CHECK_FALSE(s.policy.can_write("/home/u/proj/.aws"));
+    CHECK_FALSE(s.policy.can_write("/home/u/proj/new.txt"));
+}
+
+TEST_CASE("plan mode protects nothing more: nothing is writable anyway") {
+    PolicySettings settings;
+    settings.read_only = true;
+    Started s = start(debian_home(), "/home/u", {}, settings);
+    CHECK(s.policy.host_run.empty());
+    CHECK(s.policy.sealed.empty());
+    CHECK(s.made.empty());
+}
