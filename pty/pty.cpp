@@ -46,10 +46,23 @@ Pty Pty::open(WindowSize size, bool exact_output) {
     return Pty(std::move(master), std::move(slave), name);
 }
 
+Pty Pty::adopt(UniqueFd master, UniqueFd slave) {
+    return Pty(std::move(master), std::move(slave), "");
+}
+
+UniqueFd Pty::open_slave() const noexcept {
+    // From the master, not by name: a pair adopted from the host has no name in the sandbox's
+    // own /dev/pts.
+    constexpr int flags = O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
+    UniqueFd slave(::ioctl(master_.get(), TIOCGPTPEER, flags));
+    if (!slave.valid() && !slave_path_.empty()) slave.reset(::open(slave_path_.c_str(), flags));
+    return slave;
+}
+
 void Pty::offer_end_of_input() noexcept {
     termios modes;
     if (::tcgetattr(master_.get(), &modes) != 0 || !(modes.c_lflag & ICANON)) return;
-    UniqueFd slave(::open(slave_path_.c_str(), O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
+    UniqueFd slave = open_slave();
     if (!slave.valid()) return;
     pollfd p{slave.get(), POLLIN, 0};
     if (::poll(&p, 1, 0) != 0) return;  // input (or an end of input) waits already
@@ -61,7 +74,7 @@ void Pty::offer_end_of_input() noexcept {
 }
 
 void Pty::drop_pending_input() noexcept {
-    UniqueFd slave(::open(slave_path_.c_str(), O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
+    UniqueFd slave = open_slave();
     if (slave.valid()) caretz::drop_pending_input(slave.get());
 }
 

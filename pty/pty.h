@@ -21,6 +21,9 @@ public:
     // write through unchanged (no '\r' added before '\n'), for output that goes to a pipe or
     // a file rather than to a screen.
     static Pty open(WindowSize size, bool exact_output = false);
+    // A pair another process opened and passed on (Caretz on the host, for the session
+    // supervisor in the sandbox, where the slave has no name: slave_path() is empty).
+    static Pty adopt(UniqueFd master, UniqueFd slave);
 
     int master() const { return master_.get(); }
     int slave() const { return slave_.get(); }
@@ -42,6 +45,8 @@ public:
 
 private:
     Pty(UniqueFd master, UniqueFd slave, std::string slave_path);
+    // A new descriptor of the slave, non-blocking; invalid when there is none.
+    UniqueFd open_slave() const noexcept;
 
     UniqueFd master_;
     UniqueFd slave_;

@@ -232,6 +232,7 @@ std::vector<RepositoryFinding> SandboxSession::secure_repositories() {
 SandboxSession::~SandboxSession() {
     if (repositories_) repositories_->detach(this);
     control_.reset();  // the supervisor sees EOF and ends, and with it the sandbox
+    utmp_.reset();     // meanwhile
     // Everything in the sandbox is about to go: the proxy's connections with it. Its thread
     // winds down while bwrap does; the proxy is joined with the members, after any wait below.
     proxy_->begin_stop();
@@ -274,7 +275,7 @@ SandboxResult SandboxSession::run(const std::string& command, const CommandIo& i
     if (fresh_shell) {
         marks_ = std::make_unique<MarkParser>(nonce_);
         phases_.shell_started();
-        send_frame(control_.get(), Frame::start_shell, cwd_ + '\0' + payload);
+        start_shell(cwd_ + '\0' + payload);
         shell_alive_ = true;
     } else {
         phase_done("prompt");
@@ -296,6 +297,18 @@ SandboxResult SandboxSession::run(const std::string& command, const CommandIo& i
     result.cwd = cwd_;
     if (run_watch_) result.program_runs = run_watch_->take();
     return result;
+}
+
+void SandboxSession::start_shell(const std::string& payload) {
+    // Opened here, on the host, and passed to the supervisor: a PTY of the sandbox's own
+    // /dev/pts would name nothing that `who` could show, and libutempter's helper (setgid utmp,
+    // which no-new-privileges takes away in the sandbox) can only record it from here.
+    Pty pty = Pty::open(size_, exact_output_);
+    if (!send_frame(control_.get(), Frame::start_shell, payload, {pty.master(), pty.slave()}))
+        throw SandboxStartError(unexpected_end());
+    // Recorded while the shell starts, and only for a session on a terminal, where a user works.
+    utmp_.reset();
+    if (!exact_output_) utmp_.emplace(pty.master(), "caretz");
 }
 
 template <typename Done>
@@ -347,6 +360,7 @@ bool SandboxSession::on_ready(size_t index) {
             marks_->flush(events);
             phases_.shell_exit(std::atoi(m->payload.c_str()));
             shell_alive_ = false;
+            utmp_.reset();
         }
     }
     events.flush();

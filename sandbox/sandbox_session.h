@@ -10,6 +10,7 @@
 #include "pty/pty.h"
 #include "pty/tail_buffer.h"
 #include "pty/unique_fd.h"
+#include "pty/utmp_record.h"
 #include "sandbox/command_pump.h"
 #include "sandbox/network/network_proxy.h"
 #include "sandbox/run_watch.h"
@@ -59,6 +60,8 @@ private:
     bool command_running() const override { return phases_.command_running(); }
     void send_keys(std::string_view keys) override;
     void send_interrupt(char key) override;
+    // Opens the PTY of a fresh shell and has the supervisor start the shell on it.
+    void start_shell(const std::string& payload);
     // Sends a job request and waits for the supervisor's answer.
     std::string ask_supervisor(Frame type, const std::string& payload);
     // The error for a session that ended under a command, with the last line bwrap (or the
@@ -97,6 +100,8 @@ private:
     bool exact_output_ = false;  // the session's PTY adds no '\r' before '\n'
 
     UniqueFd mount_ns_;  // the sandbox's mount namespace, where new protection goes
+    // The shell's PTY in utmp while the shell lives, for a session on a terminal.
+    std::optional<UtmpRecord> utmp_;
 };
 
 }  // namespace caretz

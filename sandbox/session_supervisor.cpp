@@ -23,7 +23,6 @@
 #include "pty/pty.h"
 #include "pty/signal_pipe.h"
 #include "pty/unique_fd.h"
-#include "pty/utmp_record.h"
 #include "sandbox/bwrap_command.h"
 #include "sandbox/environment.h"
 #include "sandbox/network/network_forwarder.h"
@@ -297,7 +296,7 @@ public:
                 (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
                 relay_output();
             if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-                if (!reader_.read_from(control_)) return 0;  // Caretz is gone
+                if (!reader_.read_with_fds_from(control_)) return 0;  // Caretz is gone
                 while (auto m = reader_.next()) handle(*m);
             }
         }
@@ -356,11 +355,12 @@ private:
             return;
         const std::string cwd = payload.substr(0, split);
         const std::string command = payload.substr(split + 1);
-        pty_.emplace(Pty::open(size_, setup_.exact_output));
+        // The PTY came with the frame, opened on the host, where Caretz records it in utmp.
+        // Without it no shell can start; ending here ends the sandbox, which Caretz reports.
+        std::vector<UniqueFd> pty_ends = reader_.take_fds();
+        if (pty_ends.size() != 2) ::_exit(1);
+        pty_.emplace(Pty::adopt(std::move(pty_ends[0]), std::move(pty_ends[1])));
         if (setup_.exact_output && !output_read_.valid()) open_output_pipe();
-        // Registered in utmp where the system lets libutempter's helper run; in a sandbox
-        // without new privileges it cannot, and that fails silently.
-        utmp_.emplace(pty_->master(), "caretz");
         master_closed_ = false;
         ::fcntl(pty_->master(), F_SETFL, ::fcntl(pty_->master(), F_GETFL) | O_NONBLOCK);
         // The hook files are already in place, read-only: Caretz bound them in when it started
@@ -578,7 +578,6 @@ private:
             relay_terminal_output(bytes);
         }
         release_held_output();
-        utmp_.reset();
         unattended_.reset();
         pty_.reset();
         master_closed_ = false;
@@ -592,7 +591,6 @@ private:
     SessionSetup setup_;
     JobRunner jobs_;
     std::optional<Pty> pty_;
-    std::optional<UtmpRecord> utmp_;
     std::optional<UnattendedCommand> unattended_;  // the command sent last, if nobody types into it
     // Exact-output mode (open_output_pipe): the pipe, the command's start mark, whether the
     // command sent last has yet to show it, and what waits for it.

@@ -1,9 +1,11 @@
 #include "sandbox/supervisor_protocol.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "pty/fd_io.h"
 
@@ -13,16 +15,43 @@ namespace {
 
 constexpr size_t kHeader = 5;
 
-}  // namespace
-
-bool send_frame(int fd, Frame type, std::string_view payload) {
+std::string frame_bytes(Frame type, std::string_view payload) {
     char header[kHeader];
     header[0] = static_cast<char>(type);
     auto len = static_cast<uint32_t>(payload.size());
     for (int i = 0; i < 4; ++i) header[1 + i] = static_cast<char>((len >> (8 * i)) & 0xff);
     std::string frame(header, kHeader);
     frame.append(payload);
-    return write_all(fd, frame);
+    return frame;
+}
+
+}  // namespace
+
+bool send_frame(int fd, Frame type, std::string_view payload) {
+    return write_all(fd, frame_bytes(type, payload));
+}
+
+bool send_frame(int fd, Frame type, std::string_view payload, const std::vector<int>& fds) {
+    if (fds.empty() || fds.size() > kMaxFrameFds)
+        return fds.empty() && send_frame(fd, type, payload);
+    const std::string frame = frame_bytes(type, payload);
+    // The descriptors go with the frame's first byte; the rest follows as usual.
+    iovec first{const_cast<char*>(frame.data()), 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFrameFds)] = {};
+    msghdr message{};
+    message.msg_iov = &first;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+    cmsghdr* rights = CMSG_FIRSTHDR(&message);
+    rights->cmsg_level = SOL_SOCKET;
+    rights->cmsg_type = SCM_RIGHTS;
+    rights->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(rights), fds.data(), sizeof(int) * fds.size());
+    ssize_t sent;
+    while ((sent = ::sendmsg(fd, &message, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
+    return sent == 1 && write_all(fd, std::string_view(frame).substr(1));
 }
 
 std::string encode_job_report(const JobReport& report) {
@@ -64,16 +93,46 @@ std::vector<std::string> split_payload(std::string_view payload) {
 }
 
 bool FrameReader::read_from(int fd) {
-    if (consumed_ > 0 && consumed_ == buffer_.size()) {
-        buffer_.clear();
-        consumed_ = 0;
-    }
     char buf[65536];
     ssize_t n;
     do {
         n = ::read(fd, buf, sizeof buf);
     } while (n < 0 && errno == EINTR);
+    return append(n, buf);
+}
+
+bool FrameReader::read_with_fds_from(int fd) {
+    char buf[65536];
+    iovec into{buf, sizeof buf};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFrameFds)];
+    msghdr message{};
+    message.msg_iov = &into;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    ssize_t n;
+    while ((n = ::recvmsg(fd, &message, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+    }
+    if (n > 0) {
+        for (cmsghdr* c = CMSG_FIRSTHDR(&message); c; c = CMSG_NXTHDR(&message, c)) {
+            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+            const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t i = 0; i < count; ++i) {
+                int received;
+                std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof received);
+                fds_.emplace_back(received);
+            }
+        }
+    }
+    return append(n, buf);
+}
+
+bool FrameReader::append(ssize_t n, const char* buf) {
     if (n <= 0) return false;
+    if (consumed_ > 0 && consumed_ == buffer_.size()) {
+        buffer_.clear();
+        consumed_ = 0;
+    }
     buffer_.append(buf, static_cast<size_t>(n));
     return true;
 }

@@ -4,8 +4,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "pty/unique_fd.h"
 #include "sandbox/sandbox.h"
 
 namespace caretz {
@@ -23,7 +25,9 @@ enum class Frame : char {
     setup = 'U',          // Caretz -> supervisor, first: "NONCE\0SHELL\0HOME\0OUTPUT", OUTPUT
                           //   "exact" or "terminal": what every shell of the session starts with
     start_shell = 'S',    // Caretz -> supervisor: "CWD\0" then a run payload: start a fresh
-                          //   shell in CWD that runs this command as its first
+                          //   shell in CWD that runs this command as its first, on the PTY
+                          //   whose master and slave come with the frame (SCM_RIGHTS): Caretz
+                          //   opens it on the host, so that it can stand in utmp
     job_start = 'B',      // Caretz -> supervisor: "ID\0CWD\0COMMAND": run `$SHELL -c COMMAND`
                           //   in the background, output to a file in the private /tmp
     job_output = 'P',     // Caretz -> supervisor: "ID": the job's state and output
@@ -47,6 +51,10 @@ std::vector<std::string> split_payload(std::string_view payload);
 
 // Writes one frame; false when the peer is gone.
 bool send_frame(int fd, Frame type, std::string_view payload);
+// The same over a Unix socket, with `fds` passed along (SCM_RIGHTS) for the peer to take with
+// FrameReader::read_with_fds_from; at most kMaxFrameFds of them.
+inline constexpr size_t kMaxFrameFds = 4;
+bool send_frame(int fd, Frame type, std::string_view payload, const std::vector<int>& fds);
 
 // Splits a byte stream into frames.
 class FrameReader {
@@ -56,14 +64,21 @@ public:
         std::string payload;
     };
 
-    // Reads what is available from `fd` (one read call). False on EOF or error.
+    // Reads what is available from `fd` (one read call). False on EOF or error. Descriptors
+    // the peer passed along are closed unseen.
     bool read_from(int fd);
+    // The same for the one side that takes descriptors: they wait, in order, for take_fds().
+    bool read_with_fds_from(int fd);
+    std::vector<UniqueFd> take_fds() { return std::exchange(fds_, {}); }
     // The next complete frame, if one has arrived.
     std::optional<Message> next();
 
 private:
+    bool append(ssize_t n, const char* buf);
+
     std::string buffer_;
     size_t consumed_ = 0;
+    std::vector<UniqueFd> fds_;
 };
 
 }  // namespace caretz
