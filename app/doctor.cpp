@@ -187,16 +187,31 @@ DoctorCheck check_network_proxy(const SandboxPolicy& policy) {
     return ok("network proxy", "started and accepted a connection");
 }
 
+// A PTY recorded as each session's is, from the host: `who` must list it while it is recorded.
 DoctorCheck check_utmp() {
     bool registered = false;
+    std::string line;
     try {
         Pty pty = Pty::open(WindowSize{});
-        registered = UtmpRecord(pty.master(), "caretz-doctor").registered();
+        line = pty.slave_path().substr(std::string_view("/dev/").size());
+        {
+            UtmpRecord record(pty.master(), "caretz-doctor");
+            registered = record.registered() && utmp_lists(line);
+        }
+        if (registered && utmp_lists(line))
+            return problem("libutempter", "its helper recorded " + line +
+                                              " in " _PATH_UTMP
+                                              " but did not remove the record, so who and w would "
+                                              "list sessions that ended; reinstall it with: "
+                                              "apt-get install --reinstall libutempter0");
     } catch (const std::exception& e) {
         return problem("libutempter", std::string("no pseudo-terminal to try it on (") + e.what() +
                                           "); mount devpts at /dev/pts");
     }
-    if (registered) return ok("libutempter", "its helper records terminals in " _PATH_UTMP);
+    if (registered)
+        return ok("libutempter", "a session's terminal is recorded in " _PATH_UTMP
+                                 " while Caretz runs, so who and w list it (" +
+                                     line + " was recorded and removed)");
     if (::access(_PATH_UTMP, F_OK) != 0)
         return ok("libutempter", "this system keeps no " _PATH_UTMP
                                  ", so there is nothing to "
