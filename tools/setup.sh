@@ -9,7 +9,8 @@ build_packages=(g++ cmake ninja-build pkg-config libvterm-dev libutempter-dev nl
     libcli11-dev catch2 libcurl4-openssl-dev libutf8proc-dev libncurses-dev bubblewrap man-db
     groff-base dpkg-dev)
 test_packages=(tmux bash bash-completion zsh fish sudo strace util-linux procps psmisc openssh-server
-    openssh-client iproute2 python3 clang libclang-rt-14-dev clang-format lintian rsyslog git)
+    openssh-client iproute2 python3 clang libclang-rt-14-dev clang-format lintian rsyslog git
+    pre-commit)
 
 packages=("${build_packages[@]}")
 if [[ "${1:-}" == "--test" ]]; then

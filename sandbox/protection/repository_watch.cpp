@@ -28,6 +28,7 @@
 #include "sandbox/host_fs.h"
 #include "sandbox/path_names.h"
 #include "sandbox/protection/git_config_filter.h"
+#include "sandbox/protection/host_run_paths.h"
 
 namespace caretz {
 
@@ -1089,8 +1090,21 @@ std::optional<std::string> RepositoryWatch::inspect(const std::string& path,
     }
     if (!fresh) return std::nullopt;
     ours_.insert(dir);
+    if (name_of(dir) == ".git") protect_work_tree(parent_of(dir));
     out.push_back({Kind::protected_repository, dir, "", ""});
     return dir;
+}
+
+void RepositoryWatch::protect_work_tree(const std::string& top) {
+    // As at the start (host_run_paths.h): what editors run from the top of a work tree is
+    // read-only from now on, a missing folder of theirs made empty first.
+    for (const auto& entry : repository_run_entries()) {
+        const std::string path = join_path(top, entry.name);
+        if (is_known(path)) continue;
+        auto st = lstat_of(path);
+        if (!st && !(entry.folder && create_empty_path(path, HostFs::Type::directory))) continue;
+        protect_now(path);
+    }
 }
 
 void RepositoryWatch::watch_config(const std::string& config) {

@@ -191,6 +191,9 @@ private:
     void neutralise(const std::string& git_dir, std::vector<RepositoryFinding>& out);
     bool is_known(const std::string& path) const;
     void protect_now(const std::string& path);
+    // Protects what editors run from the top of the work tree `top` of a repository made or
+    // changed during the session.
+    void protect_work_tree(const std::string& top);
     void watch_config(const std::string& config);
     bool within_writable(const std::string& real) const;
     // Protects what `config` includes or names as its hooks folder, where the sandbox could
