@@ -146,6 +146,12 @@ private:
                          layer.denied_domains = domains(value, path);
                      } else if (key == "env") {
                          layer.env = string_map(value, path);
+                     } else if (key == "open_host_run") {
+                         // Only a policy's: in a user's config it would bind nothing.
+                         if (context_.only_keys.empty())
+                             fail(path, std::string("can only be set in the machine policy (") +
+                                            kMachineConfigPath + ")");
+                         layer.open_host_run = boolean(value, path);
                      } else {
                          return false;
                      }

@@ -38,6 +38,9 @@ struct ConfigLayer {
     // administrator wrote (and its profiles) may set it: no flag does, never a workspace.
     std::optional<std::vector<std::string>> notify_command;
     std::optional<bool> audit_syslog;
+    // "sandbox.open_host_run": false, only in a machine policy: sandbox.writable may not open a
+    // path of the table of what the host runs later.
+    std::optional<bool> open_host_run;
     // Who set each key of this layer, by its dotted name: "sandbox.hidden in FILE" (", profile
     // NAME"), "built-in profile ops" or the flag. Laid over with the values, so the merged
     // settings say where each value in force came from.

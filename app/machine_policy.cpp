@@ -4,14 +4,16 @@
 
 #include "app/duration.h"
 #include "sandbox/network/network_policy.h"
+#include "sandbox/protection/host_run_paths.h"
 
 namespace caretz {
 
 namespace {
 
-const std::vector<std::string> kPolicyKeys = {
-    "ask_sandbox_off", "allow_docker",           "permission_timeout",     "audit.syslog",
-    "sandbox.hidden",  "sandbox.denied_domains", "sandbox.allowed_domains"};
+const std::vector<std::string> kPolicyKeys = {"ask_sandbox_off",         "allow_docker",
+                                              "permission_timeout",      "audit.syslog",
+                                              "sandbox.hidden",          "sandbox.denied_domains",
+                                              "sandbox.allowed_domains", "sandbox.open_host_run"};
 
 std::string joined(const std::vector<std::string>& items) {
     std::string out;
@@ -51,6 +53,12 @@ public:
                    "allows \"permission_timeout\" of at most " +
                        format_duration(*policy_.max_permission_timeout));
         check_paths("sandbox.writable", l.writable);
+        if (policy_.forbids_opening_host_run && l.writable)
+            for (const auto& entry : *l.writable)
+                if (names_host_run_path(absolute_path(entry, workspace_, home_), home_))
+                    refuse("sandbox.writable", "has \"" + entry + "\"",
+                           "keeps what the host runs later read-only (\"sandbox.open_host_run\": "
+                           "false)");
         check_paths("sandbox.visible", l.visible);
         check_domains(l.allowed_domains);
     }
@@ -138,6 +146,12 @@ MachinePolicy parse_machine_policy(const std::string& text, const std::string& p
             throw wrong("audit.syslog",
                         "can only be true in a policy (leave it out to let users choose)");
         policy.requires_syslog = true;
+    }
+    if (layer.open_host_run) {
+        if (*layer.open_host_run)
+            throw wrong("sandbox.open_host_run",
+                        "can only be false in a policy (leave it out to let users choose)");
+        policy.forbids_opening_host_run = true;
     }
     policy.max_permission_timeout = layer.permission_timeout;
     for (const auto& entry : layer.hidden.value_or(std::vector<std::string>{}))

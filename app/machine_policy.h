@@ -23,6 +23,9 @@ struct MachinePolicy {
     // The most sandbox.allowed_domains may list, and the most the network approval may let
     // through; nullopt: no bound.
     std::optional<std::vector<std::string>> allowed_domains;
+    // "sandbox": {"open_host_run": false}: sandbox.writable may not name a path of the table of
+    // what the host runs later (sandbox/protection/host_run_paths.h).
+    bool forbids_opening_host_run = false;
 };
 
 // Parses a policy; anything but the keys above, or a value that would not restrict (such as

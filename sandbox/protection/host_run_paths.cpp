@@ -107,6 +107,16 @@ std::vector<RepositoryRunEntry> hook_manager_entries(const std::vector<std::stri
     return out;
 }
 
+bool names_host_run_path(const std::string& path, const std::string& home) {
+    for (const auto& entry : host_run_by_default())
+        for (const auto& p : location_paths(entry.where, home, home, {}))
+            if (p == path) return true;
+    const std::string name = name_of(path);
+    for (const auto& entry : repository_run_entries())
+        if (name == entry.name) return true;
+    return false;
+}
+
 std::string describe(HostRunPath::How how) {
     switch (how) {
         case HostRunPath::How::bound:

@@ -46,6 +46,10 @@ const std::vector<RepositoryRunEntry>& repository_run_entries();
 // husky needs no row: it works through core.hooksPath, which the git protection follows.
 std::vector<RepositoryRunEntry> hook_manager_entries(const std::vector<std::string>& hook_texts);
 
+// True when `path` (absolute, normalised) is one the table names for a user with this home, in
+// its default place, or a repository's entry by its name.
+bool names_host_run_path(const std::string& path, const std::string& home);
+
 // Protects, in `policy`, everything of the table that lies in a writable root: existing paths
 // become protected paths (bound read-only); for a missing one, the deepest folder above it that
 // exists becomes sealed (SandboxPolicy::sealed: nothing can be made, removed or renamed at its

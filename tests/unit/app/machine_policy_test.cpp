@@ -61,7 +61,8 @@ const MachinePolicy& strict_policy() {
         "sandbox": {
             "hidden": ["/srv/secrets", "~/.team-token"],
             "denied_domains": ["*.internal.example.com"],
-            "allowed_domains": ["*.debian.org", "pypi.org:443", "internal.example.com"]
+            "allowed_domains": ["*.debian.org", "pypi.org:443", "internal.example.com"],
+            "open_host_run": false
         }
     })",
                                                              kPolicy);
@@ -191,6 +192,9 @@ TEST_CASE("each key the policy enforces beats the config files, the profile and 
          ""},
         {"sandbox.writable", R"({"sandbox": {"writable": ["/srv/secrets/db"]}})", {}, false, ""},
         {"sandbox.writable", R"({"sandbox": {"writable": ["~/.team-token"]}})", {}, false, ""},
+        {"sandbox.writable", R"({"sandbox": {"writable": ["~/.bashrc"]}})", {}, false, ""},
+        {"sandbox.writable", R"({"sandbox": {"writable": ["~/.local/bin"]}})", {}, false, ""},
+        {"sandbox.writable", R"({"sandbox": {"writable": [".vscode"]}})", {}, false, ""},
         {"sandbox_off.always_allow",
          R"({"sandbox_off": {"always_allow": ["sudo reboot"]}})",
          {},
@@ -325,4 +329,21 @@ TEST_CASE("a policy file is read, checked and parsed, or Caretz does not start")
     CHECK(load_machine_policy(file).path == file);
     std::ofstream(file) << R"({"allow_docker": false, "mystery": 1})";
     CHECK_THROWS_WITH(load_machine_policy(file), Contains(file) && Contains("\"mystery\""));
+}
+
+TEST_CASE("opening a path the host runs later is the user's choice unless a policy forbids it") {
+    const std::string opens = R"({"sandbox": {"writable": ["~/.config/systemd/user"]}})";
+    CHECK(refusal(MachinePolicy{}, "{}", opens) == "(no error)");
+    CHECK(refusal(parse_machine_policy(R"({"allow_docker": false})", kPolicy), "{}", opens) ==
+          "(no error)");
+    CHECK_THAT(refusal(strict_policy(), "{}", opens),
+               Contains("\"~/.config/systemd/user\"") &&
+                   Contains("keeps what the host runs later read-only"));
+    // Another writable path stays the user's to choose.
+    CHECK(refusal(strict_policy(), "{}", R"({"sandbox": {"writable": ["~/scratch"]}})") ==
+          "(no error)");
+    CHECK_THAT(policy_error(R"({"sandbox": {"open_host_run": true}})"),
+               Contains("\"sandbox.open_host_run\" can only be false"));
+    CHECK_THAT(refusal(MachinePolicy{}, "{}", R"({"sandbox": {"open_host_run": false}})"),
+               Contains("can only be set in the machine policy"));
 }
