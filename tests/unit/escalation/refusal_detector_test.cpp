@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "escalation/output_lines.h"
+#include "sandbox/protection/host_run_paths.h"
 #include "tests/unit/escalation/fake_host.h"
+#include "tests/unit/sandbox/fake_host_fs.h"
 
 using namespace caretz;
 using caretz::testing::FakeHost;
@@ -595,4 +597,38 @@ TEST_CASE("A write the host would refuse too is no refusal, whatever the error",
           Subjects{"write /home/cztest/work/.git/config"});
     scene.host.writable.clear();
     CHECK(scene.detect("node save.js", 1, busy).empty());
+}
+
+TEST_CASE("Read-only places inside a writable root are refused by the sandbox",
+          "[refusal_detector]") {
+    // Started in the home folder: the whole home is writable, but what the host runs later is
+    // protected there and the home's top is sealed (sandbox/protection/host_run_paths.h).
+    Scene scene;
+    scene.policy = make_policy({}, "/home/cztest", "/home/cztest", {});
+    FakeHostFs fs({{"/home", "d"},
+                   {"/home/cztest", "d"},
+                   {"/home/cztest/.bashrc", "f"},
+                   {"/home/cztest/.config", "d"},
+                   {"/home/cztest/work", "d"}});
+    protect_host_run_paths(scene.policy, fs, {}, {},
+                           [](const std::string&, HostFs::Type) { return false; });
+    const std::string cwd = "/home/cztest";
+    CHECK(subjects(scene.detect("echo 'alias ll=ls' >> ~/.bashrc", 1,
+                                "bash: /home/cztest/.bashrc: Read-only file system\n", cwd)) ==
+          Subjects{"write /home/cztest/.bashrc"});
+    CHECK(subjects(scene.detect("printf x >> ~/.bash_profile", 1,
+                                "bash: /home/cztest/.bash_profile: Read-only file system\n",
+                                cwd)) == Subjects{"write /home/cztest/.bash_profile"});
+    CHECK(subjects(scene.detect("mkdir -p ~/.config/autostart", 1,
+                                "mkdir: cannot create directory "
+                                "\xe2\x80\x98/home/cztest/.config/autostart\xe2\x80\x99: "
+                                "Read-only file system\n",
+                                cwd)) == Subjects{"write /home/cztest/.config/autostart"});
+    // A new ordinary file at the sealed top: offered, since the host lets the user write it.
+    CHECK(subjects(scene.detect("echo ok > notes.txt", 1,
+                                "bash: notes.txt: Read-only file system\n", cwd)) ==
+          Subjects{"write /home/cztest/notes.txt"});
+    // Inside a folder of the home the sandbox lets it write: a denial is the command's own.
+    CHECK(scene.detect("echo ok > work/a.txt", 1, "bash: work/a.txt: Permission denied\n", cwd)
+              .empty());
 }
