@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <climits>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -891,28 +892,45 @@ void RepositoryWatch::read_mark_events(std::set<std::string>& candidates,
     alignas(fanotify_event_metadata) char buf[65536];
     ssize_t n;
     while ((n = ::read(fanotify_.get(), buf, sizeof buf)) > 0) {
-        for (auto* ev = reinterpret_cast<fanotify_event_metadata*>(buf); FAN_EVENT_OK(ev, n);
-             ev = FAN_EVENT_NEXT(ev, n)) {
-            if (ev->fd >= 0) ::close(ev->fd);  // none is opened when handles are reported
-            if (ev->vers != FANOTIFY_METADATA_VERSION || (ev->mask & FAN_Q_OVERFLOW)) {
+        // The kernel packs events, and the records in them, one after the other at any byte
+        // (a record's length follows its name): each is copied to aligned memory before its
+        // fields are read.
+        const size_t size = static_cast<size_t>(n);
+        for (size_t offset = 0; offset + sizeof(fanotify_event_metadata) <= size;) {
+            fanotify_event_metadata ev;
+            std::memcpy(&ev, buf + offset, sizeof ev);
+            if (ev.event_len < sizeof ev || offset + ev.event_len > size) break;
+            const char* at = buf + offset + ev.metadata_len;
+            const char* end = buf + offset + ev.event_len;
+            offset += ev.event_len;
+            if (ev.fd >= 0) ::close(ev.fd);  // none is opened when handles are reported
+            if (ev.vers != FANOTIFY_METADATA_VERSION || (ev.mask & FAN_Q_OVERFLOW)) {
                 overflow = true;
                 continue;
             }
-            const char* end = reinterpret_cast<const char*>(ev) + ev->event_len;
-            const char* at = reinterpret_cast<const char*>(ev) + ev->metadata_len;
             while (at + sizeof(fanotify_event_info_header) <= end) {
-                auto* info = reinterpret_cast<const fanotify_event_info_fid*>(at);
-                if (info->hdr.len == 0) break;
-                if (info->hdr.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME) {
+                fanotify_event_info_header header;
+                std::memcpy(&header, at, sizeof header);
+                if (header.len == 0 || at + header.len > end) break;
+                alignas(fanotify_event_info_fid) char
+                    record[sizeof(fanotify_event_info_fid) + MAX_HANDLE_SZ + NAME_MAX];
+                if (header.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME &&
+                    header.len < sizeof record) {
+                    std::memcpy(record, at, header.len);
+                    auto* info = reinterpret_cast<const fanotify_event_info_fid*>(record);
                     auto* handle = reinterpret_cast<const file_handle*>(info->handle);
+                    // The entry's name follows the handle, up to its NUL or the record's end.
+                    const size_t name_at =
+                        static_cast<size_t>(reinterpret_cast<const char*>(info->handle) - record) +
+                        sizeof(file_handle) + handle->handle_bytes;
                     auto folder = marked_.find(mark_key(info->fsid, *handle));
-                    if (folder != marked_.end())
-                        on_new_entry(
-                            folder->second,
-                            reinterpret_cast<const char*>(handle->f_handle) + handle->handle_bytes,
-                            ev->mask & FAN_ONDIR, candidates, new_dirs);
+                    if (folder != marked_.end() && name_at < header.len)
+                        on_new_entry(folder->second,
+                                     std::string(record + name_at,
+                                                 ::strnlen(record + name_at, header.len - name_at)),
+                                     ev.mask & FAN_ONDIR, candidates, new_dirs);
                 }
-                at += info->hdr.len;
+                at += header.len;
             }
         }
     }
