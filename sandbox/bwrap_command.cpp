@@ -32,9 +32,10 @@ public:
                 if (!policy.is_hidden(w))
                     if (auto real = fs.real_path(w)) writable_.push_back(*real);
             sealed_.insert(policy.sealed.begin(), policy.sealed.end());
-            for (const auto& p : policy.protected_paths)
-                if (auto real = fs.real_path(p)) protected_.insert(*real);
         }
+        for (const auto& p : policy.protected_paths)
+            if (auto real = fs.real_path(p)) protected_real_.push_back(*real);
+        protected_.insert(protected_real_.begin(), protected_real_.end());
     }
 
     std::vector<std::string> build(const std::string& cwd, std::vector<std::string>* copied) {
@@ -51,16 +52,15 @@ public:
         if (copied) {
             for (const auto& d : policy_.private_dirs) private_copy(d, *copied);
         }
-        for (const auto& p : policy_.protected_paths) {
-            auto real = fs_.real_path(p);
-            if (!real || private_.count(*real)) continue;
+        for (const auto& real : protected_real_) {
+            if (private_.count(real)) continue;
             // A bind mount cannot be renamed or removed (EBUSY), so binding each folder between
             // the writable root and the protected path onto itself keeps `.git` from being moved
             // aside and replaced by one with hooks of the sandbox's choosing.
             for (const auto& w : writable_) {
-                if (!path_within(*real, w) || *real == w) continue;
+                if (!path_within(real, w) || real == w) continue;
                 std::vector<std::string> between;
-                for (std::string a = parent_of(*real); a != w && a.size() > w.size();
+                for (std::string a = parent_of(real); a != w && a.size() > w.size();
                      a = parent_of(a))
                     between.push_back(a);
                 // A rebuilt folder, and each entry bound back into one, is a mount already: a
@@ -70,7 +70,7 @@ public:
                         held_.insert(*it).second)
                         add({"--bind", *it, *it});
             }
-            add({"--ro-bind", *real, *real});
+            add({"--ro-bind", real, real});
         }
         for (const auto& w : writable_) {
             const std::string git = join_path(w, ".git");
@@ -198,10 +198,11 @@ private:
     std::set<std::string> rebuilt_;
     std::set<std::string> bound_;
     std::set<std::string> held_;
-    std::set<std::string> sealed_;     // SandboxPolicy::sealed, in a writable root
-    std::set<std::string> made_;       // folders rebuilt from a tmpfs
-    std::set<std::string> protected_;  // the protected paths, resolved
-    std::set<std::string> private_;    // folders given a private copy
+    std::set<std::string> sealed_;             // SandboxPolicy::sealed, in a writable root
+    std::set<std::string> made_;               // folders rebuilt from a tmpfs
+    std::vector<std::string> protected_real_;  // the protected paths there are, resolved
+    std::set<std::string> protected_;          // the same, to look up
+    std::set<std::string> private_;            // folders given a private copy
     std::vector<std::string> writable_;
     std::vector<std::string> args_;
 };

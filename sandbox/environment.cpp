@@ -10,6 +10,11 @@ std::vector<std::string> api_key_variables(const std::string& provider_key_varia
     return keys;
 }
 
+std::string variable_in(const Environment& env, const std::string& name) {
+    auto it = env.find(name);
+    return it == env.end() ? std::string() : it->second;
+}
+
 Environment current_environment() {
     Environment env;
     for (char** e = environ; e && *e; ++e) {

@@ -12,6 +12,9 @@ using Environment = std::map<std::string, std::string>;
 // `provider_key_variable` is the key variable the configured provider reads (may be empty).
 std::vector<std::string> api_key_variables(const std::string& provider_key_variable);
 
+// The value of `name` in `env`; "" when it is not set.
+std::string variable_in(const Environment& env, const std::string& name);
+
 // The environment of this process.
 Environment current_environment();
 

@@ -45,17 +45,12 @@ const std::vector<HiddenByDefault>& hidden_by_default() {
 
 namespace {
 
-std::string variable(const Environment& env, const std::string& name) {
-    auto it = env.find(name);
-    return it == env.end() ? std::string() : it->second;
-}
-
 // The folders `under` stands for: the default one, and the one the XDG variable names when
 // it is an absolute path (the XDG spec ignores relative ones).
 std::vector<std::string> bases(Under under, const std::string& home, const Environment& env) {
     auto with_xdg = [&](const char* name, const char* fallback) {
         std::vector<std::string> out = {home + fallback};
-        std::string xdg = variable(env, name);
+        std::string xdg = variable_in(env, name);
         if (xdg.starts_with('/')) out.push_back(xdg);
         return out;
     };
@@ -113,7 +108,7 @@ std::vector<std::string> location_paths(const HostLocation& location, const std:
     for (const auto& base : bases(location.under, home, env))
         paths.push_back(absolute_path(location.path, base, home));
     if (!location.variable) return paths;
-    const std::string value = variable(env, location.variable);
+    const std::string value = variable_in(env, location.variable);
     std::vector<std::string> named =
         location.variable_lists_paths
             ? split_list(value)

@@ -135,11 +135,6 @@ std::string describe(HostRunPath::How how) {
 
 namespace {
 
-std::string variable(const Environment& env, const char* name) {
-    auto it = env.find(name);
-    return it == env.end() ? std::string() : it->second;
-}
-
 class Protection {
 public:
     Protection(SandboxPolicy& policy, const HostFs& fs) : policy_(policy), fs_(fs) {
@@ -213,10 +208,14 @@ public:
     std::vector<HostRunPath> done() { return std::move(out_); }
 
 private:
+    // `path` itself when it exists, else the nearest folder above it that does.
+    std::string deepest_existing(std::string path) const {
+        while (path != "/" && fs_.type(path) == HostFs::Type::missing) path = parent_of(path);
+        return path;
+    }
+
     void seal_missing(const std::string& path, const std::string& reason) {
-        std::string above = parent_of(path);
-        while (above != "/" && fs_.type(above) == HostFs::Type::missing) above = parent_of(above);
-        auto real = fs_.real_path(above);
+        auto real = fs_.real_path(deepest_existing(parent_of(path)));
         if (!real || fs_.type(*real) != HostFs::Type::directory || !in_root(*real)) return;
         if (policy_.is_hidden(*real)) return;
         seal(*real);
@@ -251,9 +250,7 @@ private:
         if (std::any_of(policy_.writable.begin(), policy_.writable.end(),
                         [&](const std::string& w) { return path_within(path, w); }))
             return true;
-        std::string above = path;
-        while (above != "/" && fs_.type(above) == HostFs::Type::missing) above = parent_of(above);
-        auto real = fs_.real_path(above);
+        auto real = fs_.real_path(deepest_existing(path));
         return real && in_root(*real);
     }
 
@@ -282,7 +279,7 @@ bool is_python_version(const std::string& name) {
 std::vector<std::string> python_user_sites(const HostFs& fs, const std::string& home,
                                            const Environment& env) {
     std::vector<std::string> bases = {home + "/.local"};
-    const std::string userbase = variable(env, "PYTHONUSERBASE");
+    const std::string userbase = variable_in(env, "PYTHONUSERBASE");
     if (userbase.starts_with('/')) bases.push_back(absolute_path(userbase, "/", home));
     std::set<std::string> versions;
     std::vector<std::string> dirs = {"/usr/lib", "/usr/local/lib"};
@@ -317,7 +314,7 @@ void protect_host_run_paths(SandboxPolicy& policy, const HostFs& fs, const Envir
     for (const auto& entry : host_run_by_default())
         for (const auto& path : location_paths(entry.where, policy.home, policy.workspace, env))
             protection.protect(path, entry.reason);
-    for (const auto& folder : path_folders(variable(env, "PATH")))
+    for (const auto& folder : path_folders(variable_in(env, "PATH")))
         protection.protect(folder, "a folder of your PATH: what is there runs by name");
     for (const auto& site : python_user_sites(fs, policy.home, env))
         protection.protect(site, "Python runs its .pth files and usercustomize.py at every start");
