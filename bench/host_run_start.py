@@ -14,30 +14,11 @@ folder, and prints the medians and their ratio as a Markdown table.
 """
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import time
 
-from bench import WarmSession
-
-
-def make_folders(root, total):
-    """`total` folders under `root`: a thousand a folder, as a large monorepo's tree."""
-    if os.path.isdir(root) and os.path.exists(os.path.join(root, ".complete")):
-        return
-    shutil.rmtree(root, ignore_errors=True)
-    made = 0
-    top = 0
-    while made < total:
-        parent = os.path.join(root, f"d{top:04d}")
-        os.makedirs(parent)
-        made += 1
-        for i in range(min(999, total - made)):
-            os.mkdir(os.path.join(parent, f"s{i:03d}"))
-            made += 1
-        top += 1
-    open(os.path.join(root, ".complete"), "w").close()
+from bench import WarmSession, make_folders
 
 
 def timed(argv, cwd):
@@ -72,9 +53,10 @@ def main():
     # Outside the home, so that the home workspace holds only what a user's home holds.
     base = f"/var/tmp/caretz-host-run-{os.getuid()}"
     empty = os.path.join(base, "empty")
-    many = os.path.join(base, "many")
+    many = os.path.join(base, f"folders-{args.folders}")
     os.makedirs(empty, exist_ok=True)
-    make_folders(many, args.folders)
+    if not os.path.isdir(many):  # made once: the bench's runs then start from its record
+        make_folders(many, args.folders)
     builds = {"with the table": args.new, "without": args.old}
     rows = []
     for label, cwd, n in (("an empty folder", empty, args.n), ("the home folder", home, args.n),
