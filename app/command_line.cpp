@@ -64,6 +64,21 @@ std::string hidden_paths_help() {
                    90);
 }
 
+// What stays read-only in the writable roots (sandbox/protection/host_run_paths.cpp).
+std::string host_run_help() {
+    return wrapped(
+        "Read-only in every writable root, whether it exists or not: what the host runs later "
+        "(shell startup and logout files, login and desktop session files, systemd user units, "
+        "autostart entries, environment.d, ~/.local/bin, ~/bin and your PATH's folders, "
+        "Python's user site, the startup files of vim, neovim, emacs, tmux and screen, and at "
+        "the top of each repository .vscode, .idea, .devcontainer, .claude, an .envrc or .mcp.json "
+        "that exists, and the configs of installed hook managers). A write refused there gets the "
+        "offer like "
+        "any other. sandbox.writable naming one of them exactly opens it, unless the machine "
+        "policy sets sandbox.open_host_run to false.",
+        90);
+}
+
 // How a waiting question makes itself noticed, and where to see the sandbox in force.
 std::string notice_help() {
     return wrapped(
@@ -128,8 +143,8 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
         "bubblewrap sandbox; you decide when one may run outside it.",
         "caretz"};
     app.set_version_flag("--version", kVersion);
-    app.footer(hidden_paths_help() + "\n\n" + machine_files_help() + "\n\n" + notice_help() +
-               "\n\n" +
+    app.footer(hidden_paths_help() + "\n\n" + host_run_help() + "\n\n" + machine_files_help() +
+               "\n\n" + notice_help() + "\n\n" +
                wrapped("Shell completions for bash, zsh and fish come with Caretz (cmake "
                        "--install puts them where each shell looks); after --profile they offer "
                        "the profiles of your config file.",

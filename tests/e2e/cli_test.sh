@@ -15,6 +15,7 @@ for opt in --ask-sandbox-off --profile --permission-timeout --allow-docker --pla
     check "--help lists $opt" contains "$OUT" "$opt"
 done
 check "--help mentions the shell completions" contains "$OUT" "Shell completions for bash, zsh and fish"
+check "--help says what the host runs later stays read-only" contains "$OUT" "what the host runs later"
 caretz_as_user /bin/bash "$ws" --version
 check "--version prints the version" contains "$OUT" "caretz 0."
 
