@@ -561,7 +561,8 @@ def starts(args, env, tmp, n):
     policy = caretz_bwrap_argv(args, env, tmp)
     runs = {
         "bwrap": bare,
-        "bwrap_policy": policy,
+        # What a per-command start cannot do without: that sandbox, the user's shell in it.
+        "bwrap_policy": policy[:-3] + [shell, "-c", "true"],
         # What session mode cannot do without: that sandbox, with the user's shell reading its rc.
         "bwrap_policy_rc": policy[:-3] + [shell, "-i", "-c", "true"],
         "shell": [shell, "-c", "true"],
@@ -629,7 +630,8 @@ def starts_table(st):
              "|---|---:|---:|---:|---:|"]
     labels = [("bwrap", "bare `bwrap` start, the minimal policy of the per-command table"),
               ("bwrap_policy", "bare `bwrap` start with Caretz's own policy (its mounts and "
-               "namespaces, read from `caretz exec --no-session true` with strace)"),
+               "namespaces, read from `caretz exec --no-session true` with strace) running "
+               "`$SHELL -c true`"),
               ("bwrap_policy_rc", "the same bwrap running `$SHELL -i -c true` (the user's rc "
                "files read in that sandbox, as a session shell reads them)"),
               ("shell", "the user's shell, `$SHELL -c true`"),
@@ -667,20 +669,21 @@ def phases_table(st):
 def start_targets(st):
     w = st["wall_ms"]
     verdicts = []
-    # The yardstick the issue and DESIGN.md name: bwrap started with the same policy. The
-    # ratio to the minimal bwrap is in the table beside it.
-    for key, name in [("caretz_exec", "`caretz exec true`"),
-                      ("caretz_fresh", "`caretz exec --no-session true`")]:
-        q = ratio(w[key], w["bwrap_policy"])
-        floor = ""
-        if key == "caretz_exec":
-            floor = (f"; that bwrap running `$SHELL -i -c true` alone takes "
-                     f"{fmt(w['bwrap_policy_rc'], 2)} ms, "
-                     f"{fmt(ratio(w['bwrap_policy_rc'], w['bwrap_policy']), 2)}x")
-        verdicts.append((f"{name} <= 2x bare bwrap with the same policy", q is not None and q <= 2,
-                         f"{fmt(q, 2)}x ({fmt(w[key], 2)} against {fmt(w['bwrap_policy'], 2)} ms;"
+    # The yardsticks DESIGN.md section 11 names (decided 2026-12-04): each mode against bwrap
+    # with the same policy doing the same work. Session mode runs the user's shell with its rc,
+    # so it is held against that bwrap running `$SHELL -i -c true`, at most 1.5x; a per-command
+    # start against that bwrap running `$SHELL -c true`, at most 2x. The ratio to the minimal
+    # bwrap is in the table beside them.
+    for key, name, base, base_name, most in [
+            ("caretz_exec", "`caretz exec true`", "bwrap_policy_rc", "`$SHELL -i -c true`", 1.5),
+            ("caretz_fresh", "`caretz exec --no-session true`", "bwrap_policy", "`$SHELL -c true`",
+             2)]:
+        q = ratio(w[key], w[base])
+        verdicts.append((f"{name} <= {most}x bare bwrap with the same policy running {base_name}",
+                         q is not None and q <= most,
+                         f"{fmt(q, 2)}x ({fmt(w[key], 2)} against {fmt(w[base], 2)} ms;"
                          f" {fmt(ratio(w[key], w['bwrap']), 2)}x the minimal bwrap's "
-                         f"{fmt(w['bwrap'], 2)} ms{floor})"))
+                         f"{fmt(w['bwrap'], 2)} ms)"))
     rc = max(0.0, w["shell_rc"] - w["shell"])
     bound = 2 * w["bwrap"] + rc
     for key, name in [("prompt_ms", "`caretz` to its first prompt"),
