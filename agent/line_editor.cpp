@@ -295,6 +295,12 @@ Action LineBuffer::apply(Edit edit) {
 
 void LineBuffer::insert(std::string_view text) {
     std::string valid = valid_utf8(text);
+    const size_t room = kMaxLineBytes - std::min(kMaxLineBytes, text_.size());
+    if (valid.size() > room) {
+        size_t cut = room;  // on a character's first byte
+        while (cut > 0 && (static_cast<unsigned char>(valid[cut]) & 0xC0) == 0x80) --cut;
+        valid.resize(cut);
+    }
     text_.insert(cursor_, valid);
     cursor_ += valid.size();
 }
@@ -398,9 +404,12 @@ std::vector<std::string> KeyDecoder::flush() {
 
 namespace {
 
-// A character as drawn: the bytes written and the columns they take.
+// A character as drawn: its bytes in the line, and the columns it takes. What is written for
+// it (shown()) is made only for the characters on the screen: a line of any length costs each
+// key no allocation per character.
 struct Glyph {
-    std::string shown;
+    std::string_view bytes;
+    char32_t code_point;
     int width;
 };
 
@@ -410,23 +419,32 @@ std::string caret_notation(char32_t control) {
 
 // What the screen would not show for what it is appears escaped, as in the offer, so the line
 // submitted is the line seen.
-Glyph glyph_for(std::string_view bytes, char32_t code_point) {
-    if (code_point < 0x20 || code_point == 0x7F) return {caret_notation(code_point), 2};
-    if (code_point >= 0x80 && code_point < 0xA0) {
-        return {"M-" + caret_notation(code_point - 0x80), 4};
+void append_shown(std::string& out, const Glyph& glyph) {
+    const char32_t code_point = glyph.code_point;
+    if (code_point < 0x20 || code_point == 0x7F) {
+        out += caret_notation(code_point);
+    } else if (code_point >= 0x80 && code_point < 0xA0) {
+        out += "M-" + caret_notation(code_point - 0x80);
+    } else if (needs_visible_escape(code_point)) {
+        out += code_point_escape(code_point);
+    } else {
+        out += glyph.bytes;
     }
-    if (needs_visible_escape(code_point)) {
-        std::string escape = code_point_escape(code_point);
-        const int width = static_cast<int>(escape.size());
-        return {std::move(escape), width};
-    }
-    return {std::string(bytes), display_width(code_point)};
+}
+
+int shown_width(char32_t code_point) {
+    if (code_point < 0x20 || code_point == 0x7F) return 2;
+    if (code_point >= 0x80 && code_point < 0xA0) return 4;
+    if (needs_visible_escape(code_point))
+        return static_cast<int>(code_point_escape(code_point).size());
+    return display_width(code_point);
 }
 
 void append_glyphs(std::string_view text, std::vector<Glyph>& glyphs) {
     for (size_t pos = 0; pos < text.size();) {
         const Utf8Char character = decode_utf8(text, pos);
-        glyphs.push_back(glyph_for(text.substr(pos, character.length), character.code_point));
+        glyphs.push_back({text.substr(pos, character.length), character.code_point,
+                          shown_width(character.code_point)});
         pos += character.length;
     }
 }
@@ -459,7 +477,7 @@ std::string visible_part(const std::vector<Glyph>& glyphs, int first, int visibl
         column += glyph.width;
         if (column > first + visible) break;
         if (start >= first) {
-            shown += glyph.shown;
+            append_shown(shown, glyph);
         } else if (column > first) {
             shown.append(static_cast<size_t>(column - first), ' ');
         }
@@ -496,7 +514,7 @@ std::string render_whole(std::string_view prompt, std::string_view text) {
     // Erased first: erasing after a line that fills the last column would take its last
     // character, where the cursor waits to wrap.
     std::string out = "\r\x1b[K";
-    for (const Glyph& glyph : glyphs) out += glyph.shown;
+    for (const Glyph& glyph : glyphs) append_shown(out, glyph);
     return out;
 }
 

@@ -46,6 +46,12 @@ enum class Action { none, submit, interrupt, eof, redraw };
 
 // The line being edited: its text (always valid UTF-8) and a cursor that moves by whole
 // characters. Pure: it interprets keys and touches no terminal.
+// The longest line a LineBuffer holds, in bytes: the longest one argument may be
+// (MAX_ARG_STRLEN, 128 KiB with its NUL), so that an approved line can still run outside as
+// `$SHELL -c LINE`. Text that would go past it (a huge paste, a line yanked into itself again
+// and again) is not taken, and no key's redraw has to measure a line of megabytes.
+inline constexpr size_t kMaxLineBytes = 128 * 1024 - 1;
+
 class LineBuffer {
 public:
     LineBuffer() = default;

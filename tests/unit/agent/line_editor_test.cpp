@@ -143,6 +143,29 @@ TEST_CASE("invalid UTF-8 becomes U+FFFD so the text stays valid") {
     });
 }
 
+TEST_CASE("the line stops growing at kMaxLineBytes, on a character boundary") {
+    LineBuffer buffer;
+    // "é" is two bytes: an odd limit falls inside one.
+    std::vector<std::string> keys = {"\xc3\xa9\xc3\xa9\xc3\xa9x", "\x15"};
+    for (int i = 0; i < 6; ++i) {  // kill the whole line, yank it back ten times: 7 MB uncut
+        for (int j = 0; j < 10; ++j) keys.push_back("\x19");
+        keys.push_back("\x15");
+    }
+    keys.push_back("\x19");
+    feed_all(buffer, keys);
+    CHECK(buffer.text().size() <= kMaxLineBytes);
+    CHECK(buffer.text().size() > kMaxLineBytes - 7);
+    CHECK(buffer.cursor() == buffer.text().size());
+    CHECK((static_cast<unsigned char>(buffer.text().back()) & 0xC0) != 0xC0);  // no cut lead byte
+    buffer.feed(std::string(100, 'x'));  // ASCII fills it to the byte
+    CHECK(buffer.text().size() == kMaxLineBytes);
+    const std::string before = buffer.text();
+    buffer.feed("more");
+    CHECK(buffer.text() == before);
+    feed_all(buffer, {"\x7f", "\x7f", "z"});  // room again: typing works
+    CHECK(buffer.text().ends_with("z"));
+}
+
 TEST_CASE("history: up and down walk entries and keep edits") {
     History history;
     history.add("one");
