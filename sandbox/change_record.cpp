@@ -1,0 +1,132 @@
+#include "sandbox/change_record.h"
+
+#include <functional>
+#include <iterator>
+
+namespace caretz {
+
+namespace {
+
+uint64_t key_of(const std::string& path) {
+    return std::hash<std::string>{}(path);
+}
+
+}  // namespace
+
+const char* to_string(Change::Kind kind) {
+    switch (kind) {
+        case Change::Kind::created:
+            return "created";
+        case Change::Kind::modified:
+            return "modified";
+        case Change::Kind::deleted:
+            return "deleted";
+        case Change::Kind::renamed:
+            return "renamed";
+    }
+    return "modified";
+}
+
+const ChangeRecord::Net* ChangeRecord::state(const std::string& path) const {
+    auto it = state_.find(key_of(path));
+    return it == state_.end() ? nullptr : &it->second;
+}
+
+void ChangeRecord::set(const std::string& path, Net net, bool folder, const std::string& from) {
+    const uint64_t key = key_of(path);
+    auto it = state_.find(key);
+    if (it == state_.end()) {
+        if (state_.size() >= kTracked) {
+            incomplete("more than " + std::to_string(kTracked) +
+                       " paths changed, more than Caretz keeps count of");
+            return;
+        }
+        it = state_.emplace(key, net).first;
+    }
+    it->second = net;
+    if (net == Net::renamed)
+        from_[key] = from;
+    else
+        from_.erase(key);
+
+    const auto at = std::make_pair(path.size(), path);
+    if (kept_.size() >= kKept && !kept_.count(at)) {
+        if (!(at < std::prev(kept_.end())->first)) return;
+        kept_.erase(std::prev(kept_.end()));
+    }
+    kept_[at] =
+        Change{static_cast<Change::Kind>(net), path, net == Net::renamed ? from : "", folder};
+}
+
+void ChangeRecord::forget(const std::string& path) {
+    const uint64_t key = key_of(path);
+    state_.erase(key);
+    from_.erase(key);
+    kept_.erase(std::make_pair(path.size(), path));
+}
+
+void ChangeRecord::made(const std::string& path, bool folder) {
+    const Net* now = state(path);
+    if (!now) {
+        set(path, Net::created, folder);
+        if (folder) made_folders_.push_back(path);
+    } else if (*now == Net::deleted) {
+        set(path, Net::modified, folder);  // replaced
+    }
+}
+
+void ChangeRecord::written(const std::string& path, bool folder) {
+    if (!state(path)) set(path, Net::modified, folder);
+}
+
+void ChangeRecord::removed(const std::string& path, bool folder) {
+    const Net* now = state(path);
+    if (!now || *now == Net::modified) {
+        set(path, Net::deleted, folder);
+    } else if (*now == Net::created) {
+        forget(path);
+    } else if (*now == Net::renamed) {
+        // What was removed is the file that stood at the old path at the start; if another
+        // took its place there meanwhile (an editor's save), that one is a modification.
+        const std::string origin = from_[key_of(path)];
+        forget(path);
+        const Net* there = state(origin);
+        if (!there)
+            set(origin, Net::deleted, folder);
+        else if (*there == Net::created)
+            set(origin, Net::modified, folder);
+    }
+}
+
+void ChangeRecord::renamed(const std::string& from, const std::string& to, bool folder) {
+    const Net* now = state(from);
+    if (now && *now == Net::created) {
+        forget(from);
+        made(to, folder);
+    } else if (now && *now == Net::renamed) {
+        const std::string origin = from_[key_of(from)];
+        forget(from);
+        if (origin == to)
+            forget(to);  // back where it was
+        else
+            set(to, Net::renamed, folder, origin);
+    } else {
+        if (now) forget(from);
+        set(to, Net::renamed, folder, from);
+    }
+}
+
+void ChangeRecord::incomplete(const std::string& why) {
+    if (incomplete_.empty()) incomplete_ = why;
+}
+
+ChangeList ChangeRecord::list() const {
+    ChangeList out;
+    out.kept.reserve(kept_.size());
+    for (const auto& [at, change] : kept_) out.kept.push_back(change);
+    out.count = state_.size();
+    out.incomplete = incomplete_;
+    return out;
+}
+
+}  // namespace caretz
