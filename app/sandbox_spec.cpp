@@ -81,7 +81,7 @@ SandboxPolicy effective_policy(const CommandLine& cl, const Settings& settings,
     // The same search a sandbox starts with, without a watch: its protected paths. Nothing is
     // made on the host here: a missing folder of the table shows as one a start would make.
     RepositoryWatch search(policy, git_global_configs(user.home, user.env),
-                           /*watch_changes=*/false, state_dir_of(user.home));
+                           RepositoryWatch::Watching::none, state_dir_of(user.home));
     protect_host_run_paths(policy, RealHostFs(), user.env, search.work_trees(),
                            [](const std::string&, HostFs::Type) { return true; });
     return policy;
@@ -102,8 +102,14 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     SandboxSpec spec;
     spec.policy = settings_policy(cl, settings, user);
     phase_done("policy");
+    // A one-shot `caretz exec` watches nothing unless an offer can follow, which shows what
+    // the sandboxed attempt changed.
+    using Watching = RepositoryWatch::Watching;
+    const Watching watching = settings.ask_sandbox_off ? Watching::changes
+                              : cl.mode != Mode::exec  ? Watching::repositories
+                                                       : Watching::none;
     spec.repositories = std::make_shared<RepositoryWatch>(
-        spec.policy, git_global_configs(user.home, user.env), cl.mode != Mode::exec, state_dir);
+        spec.policy, git_global_configs(user.home, user.env), watching, state_dir);
     const std::vector<std::string>& searched = spec.repositories->start_notes();
     notes.insert(notes.end(), searched.begin(), searched.end());
     phase_done("repository search");

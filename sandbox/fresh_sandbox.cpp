@@ -197,6 +197,14 @@ std::vector<RepositoryFinding> FreshSandbox::secure_repositories() {
     return spec_.repositories ? spec_.repositories->check() : std::vector<RepositoryFinding>{};
 }
 
+void FreshSandbox::begin_changes() {
+    if (spec_.repositories) spec_.repositories->begin_changes();
+}
+
+std::optional<ChangeList> FreshSandbox::end_changes() {
+    return spec_.repositories ? spec_.repositories->end_changes() : std::nullopt;
+}
+
 SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io) {
     if (auto reason = hidden_cwd_problem(spec_.policy, spec_.cwd)) throw SandboxStartError(*reason);
     const std::vector<std::string> inside = {kForwarderPath, "__netforward", spec_.shell, "-c",

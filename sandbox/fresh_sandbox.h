@@ -63,6 +63,8 @@ public:
     NetworkProxy* network_proxy() override { return proxy_.get(); }
     // The next command's sandbox binds what this protects; nothing runs in between.
     std::vector<RepositoryFinding> secure_repositories() override;
+    void begin_changes() override;
+    std::optional<ChangeList> end_changes() override;
 
 private:
     SandboxSpec spec_;

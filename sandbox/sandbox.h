@@ -126,6 +126,11 @@ public:
     // run on the host (RepositoryWatch): called after every command, before a rerun on the
     // host and before the next prompt. Returns what it found and did, for the user.
     virtual std::vector<RepositoryFinding> secure_repositories() { return {}; }
+    // What the commands run from now on change in the writable roots, for the offer
+    // (RepositoryWatch::begin_changes): end_changes(), after secure_repositories(), gives it,
+    // nullopt where nothing is recorded.
+    virtual void begin_changes() {}
+    virtual std::optional<ChangeList> end_changes() { return std::nullopt; }
     // Caretz exits as soon as this sandbox is destroyed (a one-shot `caretz exec`): its end
     // need not wait until the sandbox's processes are gone. bwrap runs with --die-with-parent,
     // so the kernel ends whatever is left when Caretz exits.

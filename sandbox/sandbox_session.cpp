@@ -229,6 +229,14 @@ std::vector<RepositoryFinding> SandboxSession::secure_repositories() {
     return repositories_ ? repositories_->check() : std::vector<RepositoryFinding>{};
 }
 
+void SandboxSession::begin_changes() {
+    if (repositories_) repositories_->begin_changes();
+}
+
+std::optional<ChangeList> SandboxSession::end_changes() {
+    return repositories_ ? repositories_->end_changes() : std::nullopt;
+}
+
 SandboxSession::~SandboxSession() {
     if (repositories_) repositories_->detach(this);
     control_.reset();  // the supervisor sees EOF and ends, and with it the sandbox

@@ -37,6 +37,8 @@ public:
     BackgroundJobs* background_jobs() override { return this; }
     NetworkProxy* network_proxy() override { return proxy_.get(); }
     std::vector<RepositoryFinding> secure_repositories() override;
+    void begin_changes() override;
+    std::optional<ChangeList> end_changes() override;
     void exit_follows() override { wait_at_end_ = false; }
 
     int start(const std::string& command) override;

@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/fanotify.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -38,6 +40,8 @@ namespace {
 // Creations and renames are all that can bring a repository, a hook or a redirect: the files
 // git reads in a repository Caretz knows of are read-only inside already.
 constexpr uint32_t kEvents = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW;
+// What the offer's list of changes needs besides (Watching::changes).
+constexpr uint32_t kChangeEvents = IN_DELETE | IN_MOVED_FROM | IN_MODIFY | IN_ATTRIB;
 // The same for a fanotify mark, folders included.
 constexpr uint64_t kMarkEvents = FAN_CREATE | FAN_MOVED_TO | FAN_ONDIR;
 constexpr const char* kAside = ".disabled-by-caretz";
@@ -144,6 +148,98 @@ std::string named_path(std::string text, const std::string& base) {
 
 }  // namespace
 
+// Reads the watches' inotify events on a thread of its own, into memory, as they come: a
+// command writing many files would otherwise fill the kernel's queue, and events would be
+// lost. Between commands it keeps only what a check needs (new entries, and the events of
+// watches on single files, which carry no name), so a background job writing its logs costs
+// no memory.
+class RepositoryWatch::EventReader {
+public:
+    // Events held at most; past that they are lost, as past the kernel's queue.
+    static constexpr size_t kMaxHeld = size_t{32} << 20;
+
+    explicit EventReader(int inotify)
+        : inotify_(inotify), stop_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+        if (stop_.valid()) thread_ = std::thread([this] { run(); });
+    }
+    ~EventReader() {
+        if (!thread_.joinable()) return;
+        const uint64_t one = 1;
+        [[maybe_unused]] ssize_t n = ::write(stop_.get(), &one, sizeof one);
+        thread_.join();
+    }
+
+    // Reads what the kernel holds now; from then on every event is kept (`all`), or new
+    // entries only.
+    void keep_all(bool all) {
+        std::lock_guard lock(mutex_);
+        read_now();
+        keep_all_ = all;
+        recorded_from_ = all ? events_.size() : std::string::npos;
+    }
+
+    struct Taken {
+        std::string events;
+        size_t recorded_from;  // where the events kept whole begin in `events`
+        bool lost;
+    };
+    // What was read, after reading what the kernel holds now.
+    Taken take() {
+        std::lock_guard lock(mutex_);
+        read_now();
+        Taken taken{std::move(events_), recorded_from_, lost_};
+        events_.clear();
+        lost_ = false;
+        recorded_from_ = keep_all_ ? 0 : std::string::npos;
+        return taken;
+    }
+
+private:
+    void read_now() {
+        alignas(inotify_event) char buf[65536];
+        ssize_t n;
+        while ((n = ::read(inotify_, buf, sizeof buf)) > 0) {
+            for (ssize_t at = 0; at < n;) {
+                inotify_event ev;
+                std::memcpy(&ev, buf + at, sizeof ev);
+                const size_t size = sizeof ev + ev.len;
+                const bool needed = keep_all_ || ev.len == 0 ||
+                                    (ev.mask & (IN_CREATE | IN_MOVED_TO | IN_Q_OVERFLOW));
+                if (needed && events_.size() + size > kMaxHeld)
+                    lost_ = true;
+                else if (needed)
+                    events_.append(buf + at, size);
+                at += static_cast<ssize_t>(size);
+            }
+        }
+    }
+
+    void run() {
+        while (true) {
+            pollfd fds[2] = {{inotify_, POLLIN, 0}, {stop_.get(), POLLIN, 0}};
+            if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
+            if (fds[1].revents) return;
+            {
+                std::lock_guard lock(mutex_);
+                read_now();
+            }
+            // A moment for the kernel to gather the next events (merging repeated writes to one
+            // file): one wake-up for many events, not one for each.
+            pollfd stop{stop_.get(), POLLIN, 0};
+            if (::poll(&stop, 1, 5) > 0) return;
+        }
+    }
+
+    const int inotify_;
+    UniqueFd stop_;
+    std::mutex mutex_;
+    std::string events_;
+    size_t recorded_from_ = std::string::npos;
+    bool keep_all_ = false;
+    bool lost_ = false;
+    std::thread thread_;
+};
+
 const char* to_string(RepositoryFinding::Kind kind) {
     using K = RepositoryFinding::Kind;
     switch (kind) {
@@ -208,9 +304,10 @@ std::string describe(const RepositoryFinding& f) {
 }
 
 RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
-                                 const std::vector<std::string>& global_configs, bool watch_changes,
+                                 const std::vector<std::string>& global_configs, Watching watching,
                                  const std::string& state_dir)
-    : home_(policy.home) {
+    : home_(policy.home),
+      watch_events_(watching == Watching::changes ? kEvents | kChangeEvents : kEvents) {
     for (const auto& p : policy.protected_paths) known_.emplace(p, 0);
     for (const auto& h : policy.hidden) {
         hidden_.insert(h);
@@ -228,7 +325,10 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
             if (other != r && path_within(r, other)) return true;
         return false;
     });
+    const bool watch_changes = watching != Watching::none;
     if (watch_changes) inotify_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+    if (watching == Watching::changes && inotify_.valid())
+        reader_ = std::make_unique<EventReader>(inotify_.get());
     if (watch_changes && !inotify_.valid())
         notes_.push_back(std::string("caretz: cannot watch the writable folders (inotify: ") +
                          std::strerror(errno) +
@@ -683,7 +783,7 @@ bool counts_subfolders(int fd) {
 
 // By its path: inotify has no *at call.
 RepositoryWatch::FolderWatch RepositoryWatch::watch_folder(const std::string& dir) const {
-    int wd = ::inotify_add_watch(inotify_.get(), dir.c_str(), kEvents);
+    int wd = ::inotify_add_watch(inotify_.get(), dir.c_str(), watch_events_);
     if (wd >= 0 || !past_watch_limit(errno)) return {wd, "", false};
     return add_mark(dir);
 }
@@ -858,32 +958,87 @@ bool RepositoryWatch::search_leaf(int parent, const char* name, const std::strin
 
 void RepositoryWatch::read_events(std::set<std::string>& candidates,
                                   std::vector<std::string>& new_dirs, bool& overflow) {
+    if (reader_) {
+        EventReader::Taken taken = reader_->take();
+        if (taken.lost) {
+            overflow = true;
+            if (record_open_)
+                record_.incomplete("more events came than Caretz holds in memory (" +
+                                   std::to_string(EventReader::kMaxHeld >> 20) + " MiB)");
+        }
+        take_events(taken.events, taken.recorded_from, candidates, new_dirs, overflow);
+        return;
+    }
     alignas(inotify_event) char buf[65536];
     ssize_t n;
-    while ((n = ::read(inotify_.get(), buf, sizeof buf)) > 0) {
-        for (char* p = buf; p < buf + n;) {
-            auto* ev = reinterpret_cast<inotify_event*>(p);
-            p += sizeof(inotify_event) + ev->len;
-            if (ev->mask & IN_Q_OVERFLOW) {
-                overflow = true;
-                continue;
+    while ((n = ::read(inotify_.get(), buf, sizeof buf)) > 0)
+        take_events(std::string_view(buf, static_cast<size_t>(n)), std::string::npos, candidates,
+                    new_dirs, overflow);
+}
+
+void RepositoryWatch::take_events(std::string_view events, size_t recorded_from,
+                                  std::set<std::string>& candidates,
+                                  std::vector<std::string>& new_dirs, bool& overflow) {
+    // A rename's two events share a cookie; one moved out of the watched folders has no second.
+    std::unordered_map<uint32_t, std::pair<std::string, bool>> moved_out;
+    for (size_t at = 0; at + sizeof(inotify_event) <= events.size();) {
+        inotify_event ev;
+        std::memcpy(&ev, events.data() + at, sizeof ev);
+        const char* name = events.data() + at + sizeof ev;
+        const bool recorded = record_open_ && at >= recorded_from;
+        at += sizeof ev + ev.len;
+        if (at > events.size()) break;
+        if (ev.mask & IN_Q_OVERFLOW) {
+            overflow = true;
+            if (recorded)
+                record_.incomplete(
+                    "events were lost: more came than the kernel queues "
+                    "(fs.inotify.max_queued_events)");
+            continue;
+        }
+        if (auto config = config_watches_.find(ev.wd); config != config_watches_.end()) {
+            // Written through a descriptor opened before it was protected.
+            recheck_.insert(parent_of(config->second));
+            if (ev.mask & IN_IGNORED) config_watches_.erase(config);
+            continue;
+        }
+        auto it = watched_.find(ev.wd);
+        if (it == watched_.end()) continue;
+        if (ev.mask & IN_IGNORED) {
+            watched_.erase(it);
+            continue;
+        }
+        if (ev.len == 0) continue;
+        const std::string entry(name, ::strnlen(name, ev.len));
+        const bool folder = ev.mask & IN_ISDIR;
+        if (ev.mask & (IN_CREATE | IN_MOVED_TO))
+            on_new_entry(it->second, entry, folder, candidates, new_dirs);
+        if (!recorded) continue;
+        // A writable root without a repository has a read-only `.git` in the sandbox, which no
+        // command can make or fill: one made on the host is bwrap's mount point for it.
+        if (entry == ".git" && (ev.mask & IN_CREATE) &&
+            std::find(roots_.begin(), roots_.end(), it->second) != roots_.end())
+            continue;
+        std::string path = join_path(it->second, entry);
+        if (ev.mask & IN_CREATE) {
+            record_.made(path, folder);
+        } else if (ev.mask & IN_MOVED_FROM) {
+            moved_out[ev.cookie] = {std::move(path), folder};
+        } else if (ev.mask & IN_MOVED_TO) {
+            auto from = moved_out.find(ev.cookie);
+            if (from == moved_out.end()) {
+                record_.made(path, folder);  // moved in from a folder without a watch
+            } else {
+                record_.renamed(from->second.first, path, folder);
+                moved_out.erase(from);
             }
-            if (auto config = config_watches_.find(ev->wd); config != config_watches_.end()) {
-                // Written through a descriptor opened before it was protected.
-                recheck_.insert(parent_of(config->second));
-                if (ev->mask & IN_IGNORED) config_watches_.erase(config);
-                continue;
-            }
-            auto it = watched_.find(ev->wd);
-            if (it == watched_.end()) continue;
-            if (ev->mask & IN_IGNORED) {
-                watched_.erase(it);
-                continue;
-            }
-            if (ev->len == 0) continue;
-            on_new_entry(it->second, ev->name, ev->mask & IN_ISDIR, candidates, new_dirs);
+        } else if (ev.mask & IN_DELETE) {
+            record_.removed(path, folder);
+        } else if (ev.mask & (IN_MODIFY | IN_ATTRIB)) {
+            record_.written(path, folder);
         }
     }
+    for (const auto& [cookie, from] : moved_out) record_.removed(from.first, from.second);
 }
 
 void RepositoryWatch::read_mark_events(std::set<std::string>& candidates,
@@ -989,6 +1144,70 @@ std::vector<RepositoryFinding> RepositoryWatch::check() {
     }
     promote();
     return out;
+}
+
+void RepositoryWatch::begin_changes() {
+    if (!reader_) return;
+    finish_promoting();
+    // A folder that changed while it was listed has no watch until the next check lists it
+    // again; it gets one now, so that what the command does in it shows. It stays to be
+    // listed again.
+    size_t missing = 0;
+    for (const auto& [dir, seen] : unwatched_) {
+        if (!seen.racy || limit_reached_) {
+            ++missing;
+            continue;
+        }
+        FolderWatch watch = watch_folder(dir);
+        if (watch.wd >= 0) {
+            watched_[watch.wd] = dir;
+        } else if (!watch.key.empty()) {
+            marked_[watch.key] = dir;
+        } else if (watch.exhausted) {
+            limit_reached_ = true;
+            ++missing;
+        }
+    }
+    record_ = ChangeRecord();
+    record_open_ = true;
+    reader_->keep_all(true);
+    if (missing)
+        record_.incomplete(std::to_string(missing) +
+                           (missing == 1 ? " folder has" : " folders have") +
+                           " no watch (the watch limits are reached)");
+    else if (!marked_.empty())
+        record_.incomplete(std::to_string(marked_.size()) +
+                           " folders past the inotify watch limit show new entries only");
+}
+
+std::optional<ChangeList> RepositoryWatch::end_changes() {
+    if (!reader_ || !record_open_) return std::nullopt;
+    record_made_folders();
+    record_open_ = false;
+    reader_->keep_all(false);
+    return record_.list();
+}
+
+void RepositoryWatch::record_made_folders() {
+    // By index: listing a folder adds the folders in it.
+    for (size_t i = 0; i < record_.made_folders().size() && !record_.full(); ++i) {
+        const std::string dir = record_.made_folders()[i];
+        DIR* d = ::opendir(dir.c_str());
+        if (!d) continue;  // gone again, or renamed: its new name is listed as made too
+        while (dirent* e = ::readdir(d)) {
+            const std::string_view name = e->d_name;
+            if (name == "." || name == "..") continue;
+            const std::string path = join_path(dir, e->d_name);
+            if (hidden_.count(path)) continue;
+            bool folder = e->d_type == DT_DIR;
+            if (e->d_type == DT_UNKNOWN) {
+                auto st = lstat_of(path);
+                folder = st && S_ISDIR(st->st_mode);
+            }
+            record_.made(path, folder);
+        }
+        ::closedir(d);
+    }
 }
 
 std::vector<RepositoryFinding> RepositoryWatch::checked() {

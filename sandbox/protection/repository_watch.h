@@ -12,11 +12,13 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "pty/unique_fd.h"
+#include "sandbox/change_record.h"
 #include "sandbox/policy.h"
 #include "sandbox/protection/search_record.h"
 
@@ -82,10 +84,15 @@ public:
     // none: the next one binds protected_paths().
     using Protector = std::function<std::string(const std::vector<std::string>& read_only)>;
 
+    // What the watches are for. `none` (one command, `caretz exec`, that no offer can follow):
+    // no watch is added, so a short command takes none from the user's limit, and a check
+    // compares every folder's change time. `repositories`: the repositories only. `changes`:
+    // also what each command changes (begin_changes()), for the offer.
+    enum class Watching { none, repositories, changes };
+
     // Searches the writable roots of `policy` and adds what it found to its protected paths
-    // (also for a read-only policy: plan mode can be left during the session). Without
-    // `watch_changes` (one command, `caretz exec`), no watch is added, so a short command
-    // takes none from the user's limit, and a check compares every folder's change time.
+    // (also for a read-only policy: plan mode can be left during the session), then watches
+    // them as `watching` says.
     //
     // The user's own git configs (`global_configs`: ~/.gitconfig, ~/.config/git/config) and
     // those of the repositories found are followed too: a config inside a writable root, a
@@ -97,7 +104,7 @@ public:
     // is kept there (search_record.h), and the next start in the same roots lists again only
     // the folders whose change time moved since; the rest comes from the record.
     RepositoryWatch(SandboxPolicy& policy, const std::vector<std::string>& global_configs,
-                    bool watch_changes = true, const std::string& state_dir = "");
+                    Watching watching = Watching::repositories, const std::string& state_dir = "");
     ~RepositoryWatch();
     RepositoryWatch(const RepositoryWatch&) = delete;
     RepositoryWatch& operator=(const RepositoryWatch&) = delete;
@@ -110,6 +117,17 @@ public:
     void detach(const void* owner);
 
     std::vector<RepositoryFinding> check();
+
+    // With Watching::changes: what the commands change in the writable roots from now on is
+    // recorded, until end_changes(), which gives it, as the check() in between saw it. Waits
+    // for the watches the start left for later first, so that none is missing while a command
+    // runs. Without it: end_changes() gives nullopt.
+    //
+    // A thread reads the watches' events as they come, so that a command writing many files
+    // does not fill the kernel's queue (fs.inotify.max_queued_events); while nothing is
+    // recorded it keeps only the events a check needs (new entries).
+    void begin_changes();
+    std::optional<ChangeList> end_changes();
 
     // Paths protected since the start, for sandboxes started after it.
     const std::vector<std::string>& protected_paths() const { return added_; }
@@ -178,6 +196,13 @@ private:
     std::vector<RepositoryFinding> checked();  // check(), with no watches being added
     void read_events(std::set<std::string>& candidates, std::vector<std::string>& new_dirs,
                      bool& overflow);
+    // The inotify events in `events` (whole events, as read()), those from `recorded_from` on
+    // also into record_ while it is open.
+    void take_events(std::string_view events, size_t recorded_from,
+                     std::set<std::string>& candidates, std::vector<std::string>& new_dirs,
+                     bool& overflow);
+    // Adds to record_ what is in the folders made while recording, made before any watch.
+    void record_made_folders();
     void read_mark_events(std::set<std::string>& candidates, std::vector<std::string>& new_dirs,
                           bool& overflow);
     // `name` was made in, or moved into, the watched folder `dir`.
@@ -238,6 +263,11 @@ private:
     std::thread recording_;       // writes the search record (search_at_start)
     bool limit_reached_ = false;  // no watch nor mark can be added
     bool limit_told_ = false;     // the watch_limit finding was given
+    class EventReader;            // the thread of begin_changes(); with Watching::changes only
+    std::unique_ptr<EventReader> reader_;
+    uint32_t watch_events_;  // what each folder's inotify watch reports
+    ChangeRecord record_;
+    bool record_open_ = false;  // between begin_changes() and end_changes()
 };
 
 // `policy` with the paths `watch` (may be null) protected since the start, for a sandbox that

@@ -252,7 +252,7 @@ TEST_CASE("without watches, change times find what commands make anywhere in a l
     ws.sh("git init -q t3/o5/old");
     make_old_tree(ws);  // only a real change lists a folder again
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {}, /*watch_changes=*/false);
+    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::none);
     CHECK(has(policy.protected_paths, ws / "t3/o5/old/.git/hooks"));
     CHECK(watch.check().empty());
     ws.sh(
@@ -480,7 +480,7 @@ std::vector<ino_t> records_in(const std::string& state) {
 SearchRecord recorded_start(const Workspace& ws, const std::string& state) {
     {
         SandboxPolicy policy = ws.policy();
-        RepositoryWatch watch(policy, {}, false, state);
+        RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::none, state);
     }
     auto record = read_search_record(search_record_file(state, {ws.root}, {}), {ws.root});
     REQUIRE(record);
@@ -502,14 +502,14 @@ TEST_CASE(
     const std::string state = dir.path();
     ws.sh("git init -q t1/o1/old && git init -q t2/o2/kept");
     make_old_tree(ws);
-    auto starts = [&](bool watch_changes) {
+    auto starts = [&](RepositoryWatch::Watching watching) {
         SandboxPolicy policy = ws.policy();
-        auto watch = std::make_unique<RepositoryWatch>(policy, std::vector<std::string>{},
-                                                       watch_changes, state);
+        auto watch =
+            std::make_unique<RepositoryWatch>(policy, std::vector<std::string>{}, watching, state);
         return std::make_pair(std::move(watch), policy.protected_paths);
     };
     {
-        auto [watch, p] = starts(false);
+        auto [watch, p] = starts(RepositoryWatch::Watching::none);
         CHECK(has(p, ws / "t1/o1/old/.git/hooks"));
         CHECK(has(p, ws / "t2/o2/kept/.git/config"));
     }
@@ -517,7 +517,7 @@ TEST_CASE(
     REQUIRE(first.size() == 1);
     {
         // Nothing changed: the same findings, and the record stays as it is.
-        auto [watch, p] = starts(false);
+        auto [watch, p] = starts(RepositoryWatch::Watching::none);
         CHECK(has(p, ws / "t1/o1/old/.git/hooks"));
         CHECK(has(p, ws / "t2/o2/kept/.git/config"));
     }
@@ -528,7 +528,7 @@ TEST_CASE(
         "git init -q t5/o7/new/deep/er && git init -q t9/fresh && git init -q t6/o6/x/r && "
         "touch t6/file && rm -rf t1/o1/old");
     {
-        auto [watch, p] = starts(true);
+        auto [watch, p] = starts(RepositoryWatch::Watching::repositories);
         CHECK(has(p, ws / "t5/o7/new/deep/er/.git/hooks"));
         CHECK(has(p, ws / "t9/fresh/.git/hooks"));
         CHECK(has(p, ws / "t6/o6/x/r/.git/config"));
@@ -544,7 +544,7 @@ TEST_CASE(
     CHECK(records_in(state) == first);
     ws.sh("rm -rf t4?");  // 1,010 folders of 6,061 gone
     {
-        auto [watch, p] = starts(false);
+        auto [watch, p] = starts(RepositoryWatch::Watching::none);
         CHECK(has(p, ws / "t5/o7/new/deep/er/.git/hooks"));
         CHECK(has(p, ws / "t30/o30/later/.git/hooks"));
         CHECK(has(p, ws / "t2/o2/kept/.git/hooks"));
@@ -554,7 +554,7 @@ TEST_CASE(
     REQUIRE(second.size() == 1);
     CHECK(second != first);
     {
-        auto [watch, p] = starts(false);
+        auto [watch, p] = starts(RepositoryWatch::Watching::none);
         CHECK(has(p, ws / "t30/o30/later/.git/hooks"));
         CHECK(has(p, ws / "t6/o6/x/r/.git/config"));
     }
@@ -574,7 +574,7 @@ TEST_CASE("what a search record says of an unchanged folder is believed, of a ch
     rewrite_record(ws, state, record);
     ws.sh("mkdir t3/o3/sub");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {}, false, state);
+    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::none, state);
     CHECK(has(policy.protected_paths, ws / "t2/o2/hooks"));
     CHECK_FALSE(has(policy.protected_paths, ws / "t3/o3/hooks"));
 }
@@ -595,7 +595,7 @@ TEST_CASE(
         rewrite_record(ws, state, record);
         damage();
         SandboxPolicy policy = ws.policy();
-        RepositoryWatch watch(policy, {}, false, state);
+        RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::none, state);
         return has(policy.protected_paths, ws / "t4/o4/repo/.git/hooks");
     };
     // As written, it is believed (which is why only the user may write it)...
@@ -614,7 +614,7 @@ TEST_CASE(
     inside_ws.sh("mkdir state && git init -q t4/o4/repo");
     make_old_tree(inside_ws);
     SandboxPolicy policy = inside_ws.policy();
-    RepositoryWatch watch(policy, {}, false, inside_ws / "state");
+    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::none, inside_ws / "state");
     CHECK(has(policy.protected_paths, inside_ws / "t4/o4/repo/.git/hooks"));
     CHECK(fs::is_empty(inside_ws / "state"));
 }
@@ -625,7 +625,130 @@ TEST_CASE("a small tree keeps no search record") {
     const std::string state = dir.path();
     ws.sh("mkdir -p a/b c && git init -q c/repo");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {}, false, state);
+    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::none, state);
     CHECK(has(policy.protected_paths, ws / "c/repo/.git/hooks"));
     CHECK(records_in(state).empty());
+}
+
+namespace {
+
+// The list as "kind path [<- from]" lines relative to `ws`, sorted.
+std::vector<std::string> change_lines(const ChangeList& list, const Workspace& ws) {
+    std::vector<std::string> out;
+    auto rel = [&](const std::string& path) { return path.substr(ws.root.size() + 1); };
+    for (const auto& c : list.kept)
+        out.push_back(std::string(to_string(c.kind)) + " " + rel(c.path) + (c.folder ? "/" : "") +
+                      (c.from.empty() ? "" : " <- " + rel(c.from)));
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("what commands change is recorded from begin_changes() to end_changes()") {
+    Workspace ws;
+    ws.sh("printf c > c.txt && printf d > d.txt && mkdir keep && printf k > keep/k");
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes);
+    CHECK(watch.check().empty());
+    ws.sh("printf x > before.txt");  // before the command: not its change
+
+    watch.begin_changes();
+    ws.sh(
+        "printf a > a.txt && printf b > b.txt && rm c.txt && mv d.txt e.txt && "
+        "printf m >> keep/k && mkdir -p out/deep && printf 1 > out/deep/f && "
+        "printf t > tmp && rm tmp");
+    watch.check();
+    auto changed = watch.end_changes();
+    REQUIRE(changed);
+    CHECK(changed->incomplete.empty());
+    CHECK(changed->count == 8);
+    CHECK(change_lines(*changed, ws) ==
+          std::vector<std::string>{"created a.txt", "created b.txt", "created out/",
+                                   "created out/deep/", "created out/deep/f", "deleted c.txt",
+                                   "modified keep/k", "renamed e.txt <- d.txt"});
+
+    // The next command changes nothing; what lands after a command's end is not its change.
+    ws.sh("printf late > late.txt");
+    watch.check();
+    watch.begin_changes();
+    ws.sh("cat a.txt keep/k");
+    watch.check();
+    changed = watch.end_changes();
+    REQUIRE(changed);
+    CHECK(changed->count == 0);
+    CHECK(changed->incomplete.empty());
+
+    // A folder made during the last command has a watch now: what is written in it counts.
+    watch.begin_changes();
+    ws.sh("printf 2 > out/deep/g && rm -r out/deep/f");
+    watch.check();
+    changed = watch.end_changes();
+    REQUIRE(changed);
+    CHECK(change_lines(*changed, ws) ==
+          std::vector<std::string>{"created out/deep/g", "deleted out/deep/f"});
+}
+
+TEST_CASE("more files than the kernel queues events for are all counted") {
+    Workspace ws;
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes);
+    watch.check();
+    watch.begin_changes();
+    // 40,000 events, beyond fs.inotify.max_queued_events (16,384 by default), in batches
+    // the reading thread has time for.
+    for (int batch = 0; batch < 20; ++batch) {
+        for (int i = 0; i < 1000; ++i)
+            std::ofstream(ws / ("f" + std::to_string(batch * 1000 + i))) << "x";
+        ::usleep(20000);
+    }
+    watch.check();
+    auto changed = watch.end_changes();
+    REQUIRE(changed);
+    CHECK(changed->incomplete.empty());
+    CHECK(changed->count == 20000);
+    REQUIRE(changed->kept.size() == ChangeRecord::kKept);
+    CHECK(changed->kept[0].path == ws / "f0");
+}
+
+TEST_CASE("without the change watch nothing is recorded; past the limits the list says so") {
+    Workspace ws;
+    {
+        SandboxPolicy policy = ws.policy();
+        RepositoryWatch watch(policy, {});
+        watch.begin_changes();
+        ws.sh("touch a");
+        watch.check();
+        CHECK_FALSE(watch.end_changes());
+    }
+    ws.sh("mkdir -p $(seq -f 'd%g' 1 30)");
+    const std::string said = with_limits(10, 0, [&] {
+        SandboxPolicy policy = ws.policy();
+        RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes);
+        watch.check();
+        watch.begin_changes();
+        ws.sh("touch b");
+        watch.check();
+        auto changed = watch.end_changes();
+        if (!changed) return std::string("nothing recorded");
+        if (changed->incomplete.find("folders have no watch") == std::string::npos)
+            return "incomplete: \"" + changed->incomplete + "\"";
+        return std::string();
+    });
+    CHECK(said == "");
+}
+
+TEST_CASE("the `.git` bwrap makes at a root's top as its mount point is no command's change") {
+    Workspace ws;
+    ws.sh("mkdir sub");
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes);
+    watch.check();
+    watch.begin_changes();
+    // Inside, a read-only tmpfs covers the top's `.git`: only the sandbox's start makes it.
+    ws.sh("mkdir .git sub/.git");
+    watch.check();
+    auto changed = watch.end_changes();
+    REQUIRE(changed);
+    CHECK(change_lines(*changed, ws) == std::vector<std::string>{"created sub/.git/"});
 }
