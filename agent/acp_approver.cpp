@@ -61,7 +61,7 @@ Decision AcpApprover::ask_sandbox_off(const SandboxOffOffer& offer) {
     const std::string id = turn_.current_tool_call();
     std::string text{kOfferHeading};
     text += '\n';
-    text += offer_details(offer.command, offer.cwd, offer.refusals);
+    text += offer_details(offer);
     text +=
         "Run it again OUTSIDE the sandbox? It runs without a terminal, so sudo cannot ask for a "
         "password.\n";

@@ -32,8 +32,21 @@ std::string outcome_json(const CommandOutcome& outcome) {
         {"cwd", outcome.cwd},
         {"ran", outcome.ran_on_host ? "host" : "sandbox"},
         {"refusals", refusals},
-        {"decision", outcome.decision ? nlohmann::json(to_string(*outcome.decision))
-                                      : nlohmann::json(nullptr)}};
+        {"decision",
+         outcome.decision ? nlohmann::json(to_string(*outcome.decision)) : nlohmann::json(nullptr)},
+        {"changed", nullptr}};
+    if (outcome.changed) {
+        nlohmann::json paths = nlohmann::json::array();
+        for (const auto& c : outcome.changed->kept) {
+            nlohmann::json change = {{"change", to_string(c.kind)}, {"path", c.path}};
+            if (!c.from.empty()) change["from"] = c.from;
+            if (c.folder) change["folder"] = true;
+            paths.push_back(std::move(change));
+        }
+        out["changed"] = {{"count", outcome.changed->count}, {"paths", std::move(paths)}};
+        if (!outcome.changed->incomplete.empty())
+            out["changed"]["incomplete"] = outcome.changed->incomplete;
+    }
     return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

@@ -8,16 +8,10 @@
 
 #include "escalation/decision.h"
 #include "escalation/host_rerun.h"
+#include "escalation/offer.h"
 #include "escalation/refusal.h"
 
 namespace caretz {
-
-// What the sandbox-off offer puts before the user.
-struct SandboxOffOffer {
-    std::string command;
-    std::string cwd;
-    std::vector<Refusal> refusals;
-};
 
 // A connection the network policy does not allow, waiting for the user.
 struct NetworkRequest {

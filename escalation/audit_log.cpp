@@ -49,13 +49,16 @@ std::string syslog_value(std::string_view text) {
     return quoted + '"';
 }
 
-// Refusals as "kind:subject" pairs; their evidence lines stay in the file.
+// Refusals as "kind:subject" pairs (their evidence lines stay in the file), the changes a
+// sandboxed attempt made one after the other.
 std::string field_text(const std::string& key, const json& value) {
     if (value.is_string()) return value.get<std::string>();
-    if (key != "refusals" || !value.is_array()) return value.dump();
+    if (!value.is_array() || (key != "refusals" && key != "changed_first")) return value.dump();
     std::string text;
-    for (const auto& r : value)
-        text += (text.empty() ? "" : ", ") + r.value("kind", "") + ":" + r.value("subject", "");
+    for (const auto& item : value)
+        text += (text.empty() ? "" : ", ") +
+                (item.is_string() ? item.get<std::string>()
+                                  : item.value("kind", "") + ":" + item.value("subject", ""));
     return text;
 }
 
@@ -186,6 +189,18 @@ bool AuditLog::append(const AuditEntry& entry) const {
                  {"session", entry.session_id}, {"source", entry.source},
                  {"command", entry.command},    {"cwd", entry.cwd},
                  {"refusals", refusals},        {"decision", to_string(entry.decision)}};
+    if (entry.changed) {
+        json first = json::array();
+        for (const auto& c : entry.changed->kept) {
+            if (first.size() == kAuditedChanges) break;
+            first.push_back(std::string(to_string(c.kind)) + " " +
+                            (c.from.empty() ? c.path : c.from + " -> " + c.path));
+        }
+        line["changed"] = entry.changed->count;
+        line["changed_first"] = std::move(first);
+        if (!entry.changed->incomplete.empty())
+            line["changed_incomplete"] = entry.changed->incomplete;
+    }
     return write_line(line);
 }
 

@@ -9,6 +9,7 @@
 
 #include "escalation/decision.h"
 #include "escalation/refusal.h"
+#include "sandbox/change_record.h"
 
 namespace caretz {
 
@@ -22,7 +23,12 @@ struct AuditEntry {
     std::string cwd;
     std::vector<Refusal> refusals;
     Decision decision = Decision::deny;
+    // What the sandboxed attempt had changed when the decision was made: the line keeps the
+    // count and the first kAuditedChanges paths.
+    std::optional<ChangeList> changed;
 };
+
+inline constexpr size_t kAuditedChanges = 5;
 
 // One audit line as syslog shows it: key=value fields, `event` and `decision` first and the
 // command last (a syslog daemon that cuts long messages cuts the command, never the decision),

@@ -94,7 +94,8 @@ CommandOutcome CommandPipeline::run(const CommandRequest& request, const Command
                          request.command,
                          sandbox_.cwd(),
                          {},
-                         Decision::session_allowance};
+                         Decision::session_allowance,
+                         std::nullopt};
         if (audit_written(entry)) return run_on_host(request, entry);
     }
 
@@ -110,11 +111,15 @@ CommandOutcome CommandPipeline::run(const CommandRequest& request, const Command
         capture.append(bytes);
         lines.feed(bytes);
     };
+    // Recorded for whoever decides: the user, or the audit log when nobody can be asked.
+    const bool record = options_.ask_sandbox_off;
+    if (record) sandbox_.begin_changes();
     SandboxResult result = sandbox_.run(request.command, sandbox_io);
     lines.finish();
     secure_repositories();
 
     CommandOutcome outcome;
+    if (record) outcome.changed = sandbox_.end_changes();
     outcome.exit_code = result.exit_code;
     outcome.cwd = result.cwd;
     outcome.shell_exited = result.shell_exited;
@@ -134,7 +139,8 @@ CommandOutcome CommandPipeline::run(const CommandRequest& request, const Command
 
     AuditEntry entry{options_.session_id, std::string(source_name(request.source)),
                      request.command,     result.cwd,
-                     outcome.refusals,    Decision::deny};
+                     outcome.refusals,    Decision::deny,
+                     outcome.changed};
     std::string why = why_nobody_is_asked(request);
     if (!why.empty()) {
         std::fputs(refusal_notice(outcome.refusals, why).c_str(), stderr);
@@ -150,7 +156,8 @@ CommandOutcome CommandPipeline::run(const CommandRequest& request, const Command
     Decision decision =
         options_.always_allow.count(request.command)
             ? Decision::config_allowance
-            : approver_->ask_sandbox_off({request.command, result.cwd, outcome.refusals});
+            : approver_->ask_sandbox_off({request.command, result.cwd, outcome.refusals,
+                                          outcome.changed, spec_.policy.workspace});
     entry.decision = decision;
     if (!audit_written(entry)) decision = Decision::deny;
     outcome.decision = decision;

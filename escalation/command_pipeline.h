@@ -36,6 +36,9 @@ struct CommandOutcome {
     bool shell_exited = false;
     std::vector<Refusal> refusals;
     std::optional<Decision> decision;  // nullopt when nothing was decided
+    // What the sandboxed attempt changed in the writable roots: recorded when an offer could
+    // follow (Options::ask_sandbox_off), else nullopt.
+    std::optional<ChangeList> changed;
 };
 
 // One command's journey (DESIGN.md section 3): a session allowance, or the sandbox; then

@@ -7,6 +7,7 @@
 
 #include "pty/fd_io.h"
 #include "pty/utf8.h"
+#include "sandbox/policy.h"
 
 namespace caretz {
 
@@ -58,24 +59,65 @@ std::string shown_escaped(std::string_view text) {
     return out;
 }
 
-std::string offer_details(const std::string& command, const std::string& cwd,
-                          const std::vector<Refusal>& refusals) {
+std::string grouped(uint64_t n) {
+    std::string digits = std::to_string(n);
+    for (size_t at = digits.size(); at > 3; at -= 3) digits.insert(at - 3, ",");
+    return digits;
+}
+
+std::string changes_text(const std::optional<ChangeList>& changed, const std::string& workspace) {
+    if (!changed) return "The sandboxed attempt already ran: check for partial side effects.\n";
+    auto shown = [&](const std::string& path, bool folder) {
+        std::string text = path;
+        if (path_within(path, workspace) && path != workspace)
+            text = path.substr(workspace == "/" ? 1 : workspace.size() + 1);
+        return shown_escaped(text) + (folder ? "/" : "");
+    };
+    bool outside = false;
+    for (const auto& c : changed->kept)
+        outside = outside || !path_within(c.path, workspace) ||
+                  (!c.from.empty() && !path_within(c.from, workspace));
+    const std::string where = outside ? "in the folders it may write" : "in the workspace";
+    const std::string why = changed->incomplete.empty() ? "" : shown_escaped(changed->incomplete);
+    if (changed->count == 0 && why.empty())
+        return "The sandboxed attempt already ran. It changed nothing " + where + ".\n";
+    if (changed->count == 0)
+        return "The sandboxed attempt already ran. Caretz saw no change " + where +
+               ", but the list may be incomplete: " + why + ". Check for partial side effects.\n";
+    std::string t = "The sandboxed attempt already changed " + grouped(changed->count) +
+                    (changed->count == 1 ? " file " : " files ") + where + ":\n";
+    size_t listed = 0;
+    for (const auto& c : changed->kept) {
+        if (listed == kChangesShown) break;
+        std::string kind = to_string(c.kind);
+        kind.resize(9, ' ');
+        t += "    " + kind + shown(c.from.empty() ? c.path : c.from, c.folder);
+        if (!c.from.empty()) t += " -> " + shown(c.path, c.folder);
+        t += "\n";
+        ++listed;
+    }
+    if (changed->count > listed) t += "    and " + grouped(changed->count - listed) + " more\n";
+    if (!why.empty())
+        t += "The list may be incomplete: " + why + ". Check for partial side effects.\n";
+    return t;
+}
+
+std::string offer_details(const SandboxOffOffer& offer) {
     std::string t;
-    for (const auto& r : refusals) {
+    for (const auto& r : offer.refusals) {
         t += "  " + std::string(to_string(r.kind)) + ": " + shown_escaped(r.subject) + "\n";
         if (!r.origin.empty()) t += "      (" + shown_escaped(r.origin) + ")\n";
         t += "      " + shown_escaped(r.evidence) + "\n";
     }
-    t += "\n  command: " + shown_escaped(command) + "\n";
-    t += "  in:      " + shown_escaped(cwd) + "\n\n";
-    t += "The sandboxed attempt already ran: check for partial side effects.\n";
+    t += "\n  command: " + shown_escaped(offer.command) + "\n";
+    t += "  in:      " + shown_escaped(offer.cwd) + "\n\n";
+    t += changes_text(offer.changed, offer.workspace);
     return t;
 }
 
-std::string offer_text(const std::string& command, const std::string& cwd,
-                       const std::vector<Refusal>& refusals) {
+std::string offer_text(const SandboxOffOffer& offer) {
     std::string t = "\n\x1b[1m" + std::string(kOfferHeading) + "\x1b[0m\n";
-    t += offer_details(command, cwd, refusals);
+    t += offer_details(offer);
     t += "Run it again OUTSIDE the sandbox, on this terminal?\n";
     t += "  [o] Allow once   [s] Allow for session   [d] Deny (default: Enter, Esc)\n";
     return t;

@@ -18,9 +18,8 @@ Decision TerminalApprover::ask_sandbox_off(const SandboxOffOffer& offer) {
     std::string refused;
     for (const auto& r : offer.refusals)
         refused += (refused.empty() ? "" : ", ") + std::string(to_string(r.kind));
-    return ask(
-        offer_text(offer.command, offer.cwd, offer.refusals),
-        question_summary("run outside the sandbox? (refused: " + refused + ") " + offer.command));
+    return ask(offer_text(offer), question_summary("run outside the sandbox? (refused: " + refused +
+                                                   ") " + offer.command));
 }
 
 // The running command's pump stands still while this is asked (the proxy holds it at its

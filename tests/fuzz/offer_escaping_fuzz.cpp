@@ -51,7 +51,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // is the only escape sequence allowed.
     std::size_t half = size / 2;
     std::string command(text.substr(0, half)), cwd(text.substr(half));
-    std::string offer = offer_text(command, cwd, {Refusal{RefusalKind::write, cwd, command}});
+    // What the attempt changed: paths a command chose, and a reason shown with them.
+    ChangeList changed{
+        {Change{Change::Kind::renamed, cwd + "/" + command, "/" + cwd, false}}, 2, command};
+    std::string offer =
+        offer_text({command, cwd, {Refusal{RefusalKind::write, cwd, command}}, changed, cwd});
     for (std::string_view styling : {"\x1b[1m", "\x1b[0m"}) {
         for (std::size_t at; (at = offer.find(styling)) != std::string::npos;)
             offer.erase(at, styling.size());

@@ -242,7 +242,9 @@ TEST_CASE("acp approver: the offer is a permission request with three options", 
     AcpApprover approver(connection, "s1", std::nullopt, turn);
     SandboxOffOffer offer{"touch /etc/x\x1b[2J",
                           "/w",
-                          {Refusal{RefusalKind::write, "/etc/x", "touch: Read-only file system"}}};
+                          {Refusal{RefusalKind::write, "/etc/x", "touch: Read-only file system"}},
+                          std::nullopt,
+                          "/w"};
 
     struct Case {
         const char* answer;

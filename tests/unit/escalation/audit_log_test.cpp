@@ -92,7 +92,7 @@ TEST_CASE("audit syslog: a cwd or host the sandbox chose is escaped like the com
 
 TEST_CASE("audit log: with syslog on, the file is still the record and still required") {
     TempDir dir;
-    AuditEntry entry{"s1", "user", "ls ~/.ssh", "/w", {}, Decision::allow_once};
+    AuditEntry entry{"s1", "user", "ls ~/.ssh", "/w", {}, Decision::allow_once, std::nullopt};
 
     AuditLog log((dir.path() / "state" / "audit.jsonl").string(), true);
     REQUIRE(log.append(entry));
@@ -107,4 +107,35 @@ TEST_CASE("audit log: with syslog on, the file is still the record and still req
     CHECK_FALSE(blocked.append(entry));
     CHECK_FALSE(blocked.append_rerun_exit(entry, 0));
     CHECK_FALSE(blocked.append_network("s1", "pypi.org", 443, "allow_once"));
+}
+
+TEST_CASE("audit log: a decision's line keeps what the sandboxed attempt changed") {
+    TempDir dir;
+    AuditLog log((dir.path() / "audit.jsonl").string(), false);
+    ChangeList changed;
+    changed.count = 7;
+    for (const char* name : {"/w/a", "/w/b", "/w/c", "/w/d", "/w/e", "/w/f"})
+        changed.kept.push_back({Change::Kind::created, name, "", false});
+    changed.kept[1] = {Change::Kind::renamed, "/w/e.txt", "/w/d.txt", false};
+    changed.incomplete = "3 folders have no watch";
+    AuditEntry entry{"s1", "user", "./deploy.sh", "/w", {}, Decision::deny, changed};
+    REQUIRE(log.append(entry));
+    // Nothing recorded: no field.
+    entry.changed.reset();
+    REQUIRE(log.append(entry));
+
+    std::ifstream in(log.path());
+    std::string first, second;
+    REQUIRE(std::getline(in, first));
+    REQUIRE(std::getline(in, second));
+    const json line = json::parse(first);
+    CHECK(line["changed"] == 7);
+    CHECK(line["changed_first"] == json::array({"created /w/a", "renamed /w/d.txt -> /w/e.txt",
+                                                "created /w/c", "created /w/d", "created /w/e"}));
+    CHECK(line["changed_incomplete"] == "3 folders have no watch");
+    CHECK_FALSE(json::parse(second).contains("changed"));
+    CHECK_THAT(audit_syslog_line(line, "ops"),
+               Catch::Contains("changed=7 changed_first=\"created /w/a, renamed /w/d.txt -> "
+                               "/w/e.txt, created /w/c, created /w/d, created /w/e\" "
+                               "changed_incomplete=\"3 folders have no watch\""));
 }

@@ -75,6 +75,18 @@ public:
     }
     std::string cwd() const override { return cwd_; }
 
+    // What each command "changed", as the watch would say; with `journal_changes`, when the
+    // record begins and ends goes into the journal.
+    std::optional<ChangeList> changes = ChangeList{};
+    bool journal_changes = false;
+    void begin_changes() override {
+        if (journal_changes) journal_.push_back("changes: begin");
+    }
+    std::optional<ChangeList> end_changes() override {
+        if (journal_changes) journal_.push_back("changes: end");
+        return changes;
+    }
+
 private:
     Journal& journal_;
     std::string cwd_ = kWorkspace;
@@ -304,8 +316,7 @@ TEST_CASE("pipeline: a script's sudo reaches the offer and the audit line by its
             {"sudo", kSubfolder, {"sudo", "-n", "true"}}}};
     session.run("./deploy.sh", CommandSource::user);
     REQUIRE(session.approver.offers.size() == 1);
-    const std::string details =
-        offer_details("./deploy.sh", kWorkspace, session.approver.offers[0].refusals);
+    const std::string details = offer_details(session.approver.offers[0]);
     CHECK_THAT(details, Catch::Contains("  sudo: sudo -n systemctl restart nginx\n"
                                         "      (run by the command in /home/cztest/work)\n"));
     CHECK_THAT(details, Catch::Contains("  sudo: sudo -n true\n"
@@ -521,4 +532,49 @@ TEST_CASE("pipeline: when the audit log cannot be written, nothing runs outside"
                   Journal{std::string("sandbox: ") + kReadKey, std::string("ask: ") + kReadKey});
         }
     }
+}
+
+TEST_CASE(
+    "pipeline: what the sandboxed attempt changed reaches the offer, the outcome and the "
+    "audit line",
+    "[command_pipeline]") {
+    Session session;
+    ChangeList changed{{{Change::Kind::created, kWorkspace + std::string("/a.txt"), "", false},
+                        {Change::Kind::renamed, kWorkspace + std::string("/e.txt"),
+                         kWorkspace + std::string("/d.txt"), false}},
+                       2,
+                       ""};
+    session.sandbox.changes = changed;
+    session.sandbox.journal_changes = true;
+    const CommandOutcome outcome = session.run(kReadKey, CommandSource::user);
+    // Recorded from before the sandboxed attempt to after it, and before anyone is asked.
+    CHECK(session.journal == Journal{"changes: begin", std::string("sandbox: ") + kReadKey,
+                                     "changes: end", std::string("ask: ") + kReadKey});
+    REQUIRE(outcome.changed);
+    CHECK(outcome.changed->count == 2);
+    REQUIRE(session.approver.offers.size() == 1);
+    const SandboxOffOffer& offer = session.approver.offers[0];
+    REQUIRE(offer.changed);
+    CHECK(offer.changed->kept.size() == 2);
+    CHECK(offer.workspace == session.spec.policy.workspace);
+    CHECK_THAT(offer_details(offer),
+               Catch::Contains("The sandboxed attempt already changed 2 files in the workspace:\n"
+                               "    created  a.txt\n"
+                               "    renamed  d.txt -> e.txt\n"));
+    const std::vector<json> audit = session.audit();
+    REQUIRE(audit.size() == 1);
+    CHECK(audit[0]["changed"] == 2);
+    CHECK(audit[0]["changed_first"][1] ==
+          std::string("renamed ") + kWorkspace + "/d.txt -> " + kWorkspace + "/e.txt");
+    // Deny's result to the model keeps its usual form: the list is for the user.
+    check_sandboxed_result(outcome);
+}
+
+TEST_CASE("pipeline: without --ask-sandbox-off nothing is recorded", "[command_pipeline]") {
+    Session session;
+    session.options.ask_sandbox_off = false;
+    session.sandbox.journal_changes = true;
+    const CommandOutcome outcome = session.run(kReadKey, CommandSource::user);
+    CHECK_FALSE(outcome.changed);
+    CHECK(session.journal == Journal{std::string("sandbox: ") + kReadKey});
 }
