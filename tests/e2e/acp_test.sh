@@ -70,7 +70,9 @@ start_model "[
   {\"text\": \"DONE-LIVE\"},
   $(shell "touch $out/long && sleep 32.$$"),
   $(shell "$fetch"),
-  {\"text\": \"DONE-NET\"}
+  {\"text\": \"DONE-NET\"},
+  $(shell "printf x > acp-made.txt; touch $out/changes"),
+  {\"text\": \"DONE-CHANGES\"}
 ]"
 model_env openai
 cat >"$AGENT_TMP/scenario.json" <<EOF2
@@ -85,7 +87,8 @@ cat >"$AGENT_TMP/scenario.json" <<EOF2
   {"prompt": "sudo", "permission": "allow_once"},
   {"prompt": "live output"},
   {"prompt": "cancel the rerun", "permission": "allow_once", "cancel_after_permission_ms": 1500},
-  {"prompt": "network", "permission": "allow_once"}
+  {"prompt": "network", "permission": "allow_once"},
+  {"prompt": "changes", "permission": "reject_once"}
 ]}
 EOF2
 chmod 0644 "$AGENT_TMP/scenario.json"
@@ -175,7 +178,8 @@ check "... with the options allow_once, allow_always, reject_once" \
 text=$(events permission_text 0)
 check "... about the command's tool call (kind execute, pending)" contains "$text" "touch $out/once execute pending"
 check "... showing what was refused" contains "$text" "write: $out/once"
-check "... and that the sandboxed attempt already ran" contains "$text" "The sandboxed attempt already ran"
+check "... and that the sandboxed attempt already ran, changing nothing in the workspace" \
+    contains "$text" "The sandboxed attempt already ran. It changed nothing in the workspace."
 updates=$(events updates 0)
 check "the command showed as an execute tool call in progress" \
     contains "$updates" "tool_call call-1 execute in_progress $no_tty_probe; touch $out/once"
@@ -258,10 +262,19 @@ check "an unlisted destination asks through one permission request" test "$(even
 check "... with its own options, of the three kinds" \
     test "$(events option_kinds 10)" == "allow_once allow_always reject_once"
 check "... naming the host and port" contains "$(events permission_text 10)" "localhost:$web_port"
-check "... and allowed once, the download arrives" contains "$(tool_result "$(request_count)")" "served-through-the-proxy"
+# Its result went with the next request, the last but the two of step 11.
+check "... and allowed once, the download arrives" contains "$(tool_result "$(($(request_count) - 2))")" "served-through-the-proxy"
 check "... the turn ends normally" test "$(events stop 10)" == end_turn
 check "the audit log has the network decision" \
     grep -qF "\"event\":\"network\"" <(grep -F "\"port\":$web_port" "$audit" | grep -F allow_once)
 
 check "nothing on Caretz's stderr came from a crash" not_contains "$(cat "$AGENT_TMP/stderr.txt")" "terminate called"
+
+# Step 11: what the sandboxed attempt changed, in the text the editor shows.
+text=$(events permission_text 11)
+check "the permission request lists what the sandboxed attempt changed" \
+    contains "$text" "The sandboxed attempt already changed 1 file in the workspace:"
+check "... by name" contains "$text" "    created  acp-made.txt"
+check "... and the audit line keeps it" \
+    grep -qF "\"changed\":1,\"changed_first\":[\"created $ws/acp-made.txt\"]" <(grep -F "touch $out/changes" "$audit")
 finish
