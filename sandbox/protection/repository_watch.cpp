@@ -1182,7 +1182,6 @@ void RepositoryWatch::begin_changes() {
 
 std::optional<ChangeList> RepositoryWatch::end_changes() {
     if (!reader_ || !record_open_) return std::nullopt;
-    record_made_folders();
     record_open_ = false;
     reader_->keep_all(false);
     return record_.list();
@@ -1217,6 +1216,9 @@ std::vector<RepositoryFinding> RepositoryWatch::checked() {
     bool overflow = false;
     if (inotify_.valid()) read_events(candidates, new_dirs, overflow);
     read_mark_events(candidates, new_dirs, overflow);
+    // Before this check makes anything itself (a new repository's missing hooks, its editor
+    // folders), which is not the command's doing.
+    if (record_open_) record_made_folders();
     Found found;
     if (overflow) {
         // Events were lost: search everything again (watches already there stay).

@@ -201,7 +201,8 @@ private:
     void take_events(std::string_view events, size_t recorded_from,
                      std::set<std::string>& candidates, std::vector<std::string>& new_dirs,
                      bool& overflow);
-    // Adds to record_ what is in the folders made while recording, made before any watch.
+    // Adds to record_ what is in the folders made while recording, made before any watch
+    // (in each check, before the check makes anything).
     void record_made_folders();
     void read_mark_events(std::set<std::string>& candidates, std::vector<std::string>& new_dirs,
                           bool& overflow);

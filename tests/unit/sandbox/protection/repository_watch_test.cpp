@@ -752,3 +752,23 @@ TEST_CASE("the `.git` bwrap makes at a root's top as its mount point is no comma
     REQUIRE(changed);
     CHECK(change_lines(*changed, ws) == std::vector<std::string>{"created sub/.git/"});
 }
+
+TEST_CASE("what the check itself makes for a new repository is no command's change") {
+    Workspace ws;
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes);
+    watch.check();
+    watch.begin_changes();
+    ws.sh("git init -q repo && printf x > repo/a");
+    auto findings = watch.check();
+    REQUIRE(found(findings, Kind::protected_repository, ws / "repo/.git"));
+    // The check made the repository's editor folders empty, to protect them.
+    REQUIRE(fs::is_directory(ws / "repo/.vscode"));
+    auto changed = watch.end_changes();
+    REQUIRE(changed);
+    const std::vector<std::string> lines = change_lines(*changed, ws);
+    CHECK(has(lines, "created repo/a"));
+    CHECK(has(lines, "created repo/.git/HEAD"));
+    for (const char* made : {"repo/.vscode/", "repo/.idea/", "repo/.claude/"})
+        CHECK_FALSE(has(lines, std::string("created ") + made));
+}
