@@ -23,6 +23,8 @@ const char* to_string(Change::Kind kind) {
             return "deleted";
         case Change::Kind::renamed:
             return "renamed";
+        case Change::Kind::written:
+            return "written";
     }
     return "modified";
 }
@@ -72,6 +74,8 @@ void ChangeRecord::made(const std::string& path, bool folder) {
         if (folder) made_folders_.push_back(path);
     } else if (*now == Net::deleted) {
         set(path, Net::modified, folder);  // replaced
+        // A new folder all the same, filled before any watch was on it.
+        if (folder) made_folders_.push_back(path);
     }
 }
 
@@ -81,7 +85,7 @@ void ChangeRecord::written(const std::string& path, bool folder) {
 
 void ChangeRecord::removed(const std::string& path, bool folder) {
     const Net* now = state(path);
-    if (!now || *now == Net::modified) {
+    if (!now || *now == Net::modified || *now == Net::written) {
         set(path, Net::deleted, folder);
     } else if (*now == Net::created) {
         forget(path);
@@ -93,7 +97,7 @@ void ChangeRecord::removed(const std::string& path, bool folder) {
         const Net* there = state(origin);
         if (!there)
             set(origin, Net::deleted, folder);
-        else if (*there == Net::created)
+        else if (*there == Net::created || *there == Net::written)
             set(origin, Net::modified, folder);
     }
 }
@@ -102,7 +106,13 @@ void ChangeRecord::renamed(const std::string& from, const std::string& to, bool 
     const Net* now = state(from);
     if (now && *now == Net::created) {
         forget(from);
-        made(to, folder);
+        const Net* there = state(to);
+        if (folder || (there && *there == Net::deleted))
+            made(to, folder);
+        else if (!there)
+            set(to, Net::written, folder);  // new, or put in place of a file
+        else if (*there != Net::created)
+            set(to, Net::modified, folder);
     } else if (now && *now == Net::renamed) {
         const std::string origin = from_[key_of(from)];
         forget(from);

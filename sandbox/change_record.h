@@ -12,7 +12,10 @@ namespace caretz {
 
 // One path a command left changed, by what the command's start and end differ in.
 struct Change {
-    enum class Kind { created, modified, deleted, renamed };
+    // `written`: a file the command made under another name and renamed onto this path
+    // (git's index, an editor's or `sed -i`'s save); whether one stood here before, no watch
+    // tells.
+    enum class Kind { created, modified, deleted, renamed, written };
     Kind kind = Kind::created;
     std::string path;  // absolute; a rename's new path
     std::string from;  // a rename's old path
@@ -32,7 +35,7 @@ struct ChangeList {
 
 // The net change to each path from a stream of file system events (made, written, removed,
 // renamed): a file made and removed again is no change, one removed and made again is
-// modified, one made and then renamed is made under its new name. Bounded: the state of at
+// modified, a folder made and then renamed is made under its new name. Bounded: the state of at
 // most kTracked paths (a hash and a kind each) and the names of the kKept shortest; past
 // kTracked, paths not seen yet are left out and the list says it is incomplete.
 class ChangeRecord {
@@ -57,7 +60,7 @@ public:
 
 private:
     // What a path has come to, and for a rename the path it came from (in from_).
-    enum class Net : uint8_t { created, modified, deleted, renamed };
+    enum class Net : uint8_t { created, modified, deleted, renamed, written };
     void set(const std::string& path, Net net, bool folder, const std::string& from = "");
     void forget(const std::string& path);
     // The state of `path`, nullptr for none.

@@ -39,6 +39,10 @@ TEST_CASE("change record: each path's net change, shortest first") {
                                                   "renamed /w/e.txt <- /w/d.txt",
                                                   "modified /w/sub/long-name.log"});
     CHECK(r.made_folders() == std::vector<std::string>{"/w/out"});
+    // A folder removed and made again is new too: what is in it is listed.
+    r.removed("/w/build", true);
+    r.made("/w/build", true);
+    CHECK(r.made_folders() == std::vector<std::string>{"/w/out", "/w/build"});
 }
 
 TEST_CASE("change record: what a command undid itself is no change") {
@@ -71,12 +75,32 @@ TEST_CASE("change record: sequences that end in one change") {
              r.removed("/w/f", false);
          },
          {"deleted /w/f"}},
-        {"made, then renamed: made under the new name",
+        {"a file made, then renamed: written, since the watch cannot tell if it replaced one",
          [](ChangeRecord& r) {
              r.made("/w/f.tmp", false);
              r.renamed("/w/f.tmp", "/w/f", false);
          },
-         {"created /w/f"}},
+         {"written /w/f"}},
+        {"a folder made, then renamed: made under the new name",
+         [](ChangeRecord& r) {
+             r.made("/w/d.tmp", true);
+             r.renamed("/w/d.tmp", "/w/d", true);
+         },
+         {"created /w/d/"}},
+        {"a file removed, then another renamed onto it: modified",
+         [](ChangeRecord& r) {
+             r.removed("/w/f", false);
+             r.made("/w/f.new", false);
+             r.renamed("/w/f.new", "/w/f", false);
+         },
+         {"modified /w/f"}},
+        {"written, then removed: deleted",
+         [](ChangeRecord& r) {
+             r.made("/w/index.lock", false);
+             r.renamed("/w/index.lock", "/w/index", false);
+             r.removed("/w/index", false);
+         },
+         {"deleted /w/index"}},
         {"renamed twice: from the first name to the last",
          [](ChangeRecord& r) {
              r.renamed("/w/a", "/w/b", false);

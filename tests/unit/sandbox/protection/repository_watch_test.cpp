@@ -772,3 +772,23 @@ TEST_CASE("what the check itself makes for a new repository is no command's chan
     for (const char* made : {"repo/.vscode/", "repo/.idea/", "repo/.claude/"})
         CHECK_FALSE(has(lines, std::string("created ") + made));
 }
+
+TEST_CASE("a folder removed and made again during a command is listed: what is in it is new") {
+    Workspace ws;
+    ws.sh(
+        "mkdir -p build/stage && printf old > build/stage/app && printf old > app && "
+        "git init -q && git add app && git -c user.name=u -c user.email=u@u commit -qm i");
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes);
+    watch.check();
+    watch.begin_changes();
+    ws.sh(
+        "rm -rf build app && printf new > app && mkdir -p build/stage && cp app build/stage && "
+        "git status --short");
+    watch.check();
+    auto changed = watch.end_changes();
+    REQUIRE(changed);
+    CHECK(change_lines(*changed, ws) ==
+          std::vector<std::string>{"modified app", "modified build/", "modified build/stage/",
+                                   "modified build/stage/app", "written .git/index"});
+}
