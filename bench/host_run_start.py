@@ -31,9 +31,9 @@ def timed(argv, cwd):
     return elapsed
 
 
-def measure(builds, mode, cwd, n):
+def measure(builds, flags, cwd, n):
+    """The median of `n` runs of each build's `caretz exec FLAGS true` in `cwd`, in ms."""
     times = {name: [] for name in builds}
-    flags = ["--no-session"] if mode == "per command" else []
     for name, binary in builds.items():  # warm-up: caches, and the search's record
         timed([binary, "exec", *flags, "true"], cwd)
     for _ in range(n):
@@ -63,7 +63,7 @@ def main():
                           (f"{args.folders:,} folders (from the record)", many,
                            max(5, args.n // 4))):
         for mode in ("per command", "session"):
-            m = measure(builds, mode, cwd, n)
+            m = measure(builds, ["--no-session"] if mode == "per command" else [], cwd, n)
             rows.append((label, mode, n, m["with the table"], m["without"]))
     warm = {name: WarmSession(binary, dict(os.environ), cwd=empty)
             for name, binary in builds.items()}

@@ -329,6 +329,9 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
     if (watch_changes) inotify_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
     if (watching == Watching::changes && inotify_.valid())
         reader_ = std::make_unique<EventReader>(inotify_.get());
+    else if (watching == Watching::changes)
+        unwatchable_ = std::string("the writable folders cannot be watched (inotify: ") +
+                       std::strerror(errno) + ")";
     if (watch_changes && !inotify_.valid())
         notes_.push_back(std::string("caretz: cannot watch the writable folders (inotify: ") +
                          std::strerror(errno) +
@@ -1147,7 +1150,14 @@ std::vector<RepositoryFinding> RepositoryWatch::check() {
 }
 
 void RepositoryWatch::begin_changes() {
-    if (!reader_) return;
+    if (!reader_) {
+        // Nothing can be seen: the offer says so, rather than that nothing changed.
+        if (unwatchable_.empty()) return;
+        record_ = ChangeRecord();
+        record_.incomplete(unwatchable_);
+        record_open_ = true;
+        return;
+    }
     finish_promoting();
     // A folder that changed while it was listed has no watch until the next check lists it
     // again; it gets one now, so that what the command does in it shows. It stays to be
@@ -1181,9 +1191,9 @@ void RepositoryWatch::begin_changes() {
 }
 
 std::optional<ChangeList> RepositoryWatch::end_changes() {
-    if (!reader_ || !record_open_) return std::nullopt;
+    if (!record_open_) return std::nullopt;
     record_open_ = false;
-    reader_->keep_all(false);
+    if (reader_) reader_->keep_all(false);
     return record_.list();
 }
 

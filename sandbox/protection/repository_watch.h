@@ -269,6 +269,7 @@ private:
     uint32_t watch_events_;  // what each folder's inotify watch reports
     ChangeRecord record_;
     bool record_open_ = false;  // between begin_changes() and end_changes()
+    std::string unwatchable_;   // why Watching::changes has no watch to record from
 };
 
 // `policy` with the paths `watch` (may be null) protected since the start, for a sandbox that

@@ -84,9 +84,11 @@ std::set<ino_t> watched_inodes(const std::string& kind) {
 }
 
 // Runs `scenario` in a child process, in a user namespace of its own whose limits are
-// `watches` inotify watches and `marks` fanotify marks (the user's own limits still apply
-// above them). Returns what went wrong, as `scenario` says it, or "" when nothing did.
-std::string with_limits(int watches, int marks, const std::function<std::string()>& scenario) {
+// `watches` inotify watches and `marks` fanotify marks, and `instances` inotify instances
+// when not -1 (the user's own limits still apply above them). Returns what went wrong, as
+// `scenario` says it, or "" when nothing did.
+std::string with_limits(int watches, int marks, const std::function<std::string()>& scenario,
+                        int instances = -1) {
     int report[2];
     REQUIRE(::pipe(report) == 0);
     const uid_t uid = ::getuid();
@@ -106,6 +108,8 @@ std::string with_limits(int watches, int marks, const std::function<std::string(
             put("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1");
             put("/proc/sys/user/max_inotify_watches", std::to_string(watches));
             put("/proc/sys/user/max_fanotify_marks", std::to_string(marks));
+            if (instances >= 0)
+                put("/proc/sys/user/max_inotify_instances", std::to_string(instances));
             said = scenario();
         } catch (const std::exception& e) {
             said = std::string("failed: ") + e.what();
@@ -791,4 +795,24 @@ TEST_CASE("a folder removed and made again during a command is listed: what is i
     CHECK(change_lines(*changed, ws) ==
           std::vector<std::string>{"modified app", "modified build/", "modified build/stage/",
                                    "modified build/stage/app", "written .git/index"});
+}
+
+TEST_CASE("without inotify the offer's list says it cannot see, never that nothing changed") {
+    Workspace ws;
+    const std::string said = with_limits(
+        1000, 1000,
+        [&] {
+            SandboxPolicy policy = ws.policy();
+            RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes);
+            watch.begin_changes();
+            ws.sh("touch a");
+            watch.check();
+            auto changed = watch.end_changes();
+            if (!changed) return std::string("nothing recorded");
+            if (changed->incomplete.find("cannot be watched (inotify: ") == std::string::npos)
+                return "incomplete: \"" + changed->incomplete + "\"";
+            return std::string();
+        },
+        /*instances=*/0);
+    CHECK(said == "");
 }
