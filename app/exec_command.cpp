@@ -87,6 +87,7 @@ int run_exec(const CommandLine& cl, const Settings& settings) {
         phase_done("sandbox setup");
         outcome = pipeline.run(CommandRequest{cl.command, CommandSource::user, cl.plan}, io);
         sandbox->exit_follows();
+        if (spec.repositories) spec.repositories->exit_follows();
         phase_done("command");
     } catch (const SandboxStartError& e) {
         terminal.reset();

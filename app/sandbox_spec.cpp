@@ -103,11 +103,13 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     spec.policy = settings_policy(cl, settings, user);
     phase_done("policy");
     // A one-shot `caretz exec` watches nothing unless an offer can follow, which shows what
-    // the sandboxed attempt changed.
+    // the sandboxed attempt changed, and then only a tree of few folders.
     using Watching = RepositoryWatch::Watching;
-    const Watching watching = settings.ask_sandbox_off ? Watching::changes
-                              : cl.mode != Mode::exec  ? Watching::repositories
-                                                       : Watching::none;
+    const bool exec = cl.mode == Mode::exec;
+    const Watching watching = settings.ask_sandbox_off
+                                  ? (exec ? Watching::changes_if_few : Watching::changes)
+                              : exec ? Watching::none
+                                     : Watching::repositories;
     spec.repositories = std::make_shared<RepositoryWatch>(
         spec.policy, git_global_configs(user.home, user.env), watching, state_dir);
     const std::vector<std::string>& searched = spec.repositories->start_notes();

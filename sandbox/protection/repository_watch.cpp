@@ -307,7 +307,9 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
                                  const std::vector<std::string>& global_configs, Watching watching,
                                  const std::string& state_dir)
     : home_(policy.home),
-      watch_events_(watching == Watching::changes ? kEvents | kChangeEvents : kEvents) {
+      watch_events_(watching == Watching::changes || watching == Watching::changes_if_few
+                        ? kEvents | kChangeEvents
+                        : kEvents) {
     for (const auto& p : policy.protected_paths) known_.emplace(p, 0);
     for (const auto& h : policy.hidden) {
         hidden_.insert(h);
@@ -325,11 +327,12 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
             if (other != r && path_within(r, other)) return true;
         return false;
     });
+    const bool records = watching == Watching::changes || watching == Watching::changes_if_few;
     const bool watch_changes = watching != Watching::none;
     if (watch_changes) inotify_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-    if (watching == Watching::changes && inotify_.valid())
+    if (records && inotify_.valid())
         reader_ = std::make_unique<EventReader>(inotify_.get());
-    else if (watching == Watching::changes)
+    else if (records)
         unwatchable_ = std::string("the writable folders cannot be watched (inotify: ") +
                        std::strerror(errno) + ")";
     if (watch_changes && !inotify_.valid())
@@ -340,6 +343,13 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
     Found found;
     // The watches come after the start (promote()): until then, change times tell.
     search_at_start(policy, state_dir, found);
+    if (watching == Watching::changes_if_few && unwatched_.size() > kFewFolders) {
+        reader_.reset();
+        inotify_.reset();
+        unwatchable_ = "a one-shot caretz exec watches at most " + std::to_string(kFewFolders) +
+                       " folders, and the writable folders hold " +
+                       std::to_string(unwatched_.size()) + " (the REPL watches them all)";
+    }
     auto protect = [&](const std::string& path) {
         if (known_.emplace(path, 0).second) policy.protected_paths.push_back(path);
     };
@@ -1147,6 +1157,36 @@ std::vector<RepositoryFinding> RepositoryWatch::check() {
     }
     promote();
     return out;
+}
+
+void RepositoryWatch::exit_follows() {
+    std::vector<int> kept;
+    for (const UniqueFd* fd : {&inotify_, &fanotify_})
+        if (fd->valid()) kept.push_back(fd->get());
+    if (kept.empty()) return;
+    reader_.reset();
+    finish_promoting();
+    int alive[2];
+    if (::pipe2(alive, O_CLOEXEC) != 0) return;
+    kept.push_back(alive[0]);
+    std::sort(kept.begin(), kept.end());
+    const pid_t keeper = ::fork();
+    if (keeper == 0) {
+        // Only what it keeps stays open here: a pipe downstream of Caretz sees its end.
+        unsigned from = 0;
+        for (int fd : kept) {
+            if (static_cast<unsigned>(fd) > from) ::close_range(from, fd - 1, 0);
+            from = fd + 1;
+        }
+        ::close_range(from, ~0U, 0);
+        char byte;
+        while (::read(alive[0], &byte, 1) < 0 && errno == EINTR) {
+        }
+        ::_exit(0);  // the end of file: Caretz has exited, and this closes the last descriptors
+    }
+    ::close(alive[0]);
+    // The write end stays open until Caretz exits.
+    if (keeper < 0) ::close(alive[1]);
 }
 
 void RepositoryWatch::begin_changes() {

@@ -87,8 +87,12 @@ public:
     // What the watches are for. `none` (one command, `caretz exec`, that no offer can follow):
     // no watch is added, so a short command takes none from the user's limit, and a check
     // compares every folder's change time. `repositories`: the repositories only. `changes`:
-    // also what each command changes (begin_changes()), for the offer.
-    enum class Watching { none, repositories, changes };
+    // also what each command changes (begin_changes()), for the offer. `changes_if_few` (one
+    // command that an offer can follow): `changes` in at most kFewFolders folders, else
+    // `none`, since adding the watches costs about 3 us a folder, which a one-shot command
+    // would wait for (the list then says why it is missing).
+    enum class Watching { none, repositories, changes, changes_if_few };
+    static constexpr size_t kFewFolders = 16384;
 
     // Searches the writable roots of `policy` and adds what it found to its protected paths
     // (also for a read-only policy: plan mode can be left during the session), then watches
@@ -128,6 +132,12 @@ public:
     // recorded it keeps only the events a check needs (new entries).
     void begin_changes();
     std::optional<ChangeList> end_changes();
+
+    // Caretz exits right after this (a one-shot `caretz exec`): the kernel's teardown of its
+    // watches, which waits for the kernel's next grace period (8 to 16 ms with a single watch on
+    // this machine), happens in a process of its own that holds the watches' descriptors until
+    // Caretz has exited, rather than in Caretz's own exit.
+    void exit_follows();
 
     // Paths protected since the start, for sandboxes started after it.
     const std::vector<std::string>& protected_paths() const { return added_; }

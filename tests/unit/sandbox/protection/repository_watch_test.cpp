@@ -816,3 +816,36 @@ TEST_CASE("without inotify the offer's list says it cannot see, never that nothi
         /*instances=*/0);
     CHECK(said == "");
 }
+
+TEST_CASE("a one-shot command records changes only in a tree of few folders, and says so") {
+    Workspace ws;
+    ws.sh("mkdir few");
+    {
+        SandboxPolicy policy = ws.policy();
+        RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes_if_few);
+        watch.begin_changes();
+        ws.sh("touch few/a");
+        watch.check();
+        auto changed = watch.end_changes();
+        REQUIRE(changed);
+        CHECK(changed->incomplete.empty());
+        CHECK(changed->count == 1);
+    }
+    // 16,400 folders, past kFewFolders: no watch is added at all.
+    ws.sh(
+        "for t in $(seq 0 163); do for o in $(seq 0 99); do echo t$t/o$o; done; done | "
+        "xargs mkdir -p");
+    SandboxPolicy policy = ws.policy();
+    const size_t before = inotify_watches();
+    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes_if_few);
+    watch.begin_changes();
+    ws.sh("touch few/b && git init -q t0/o0/repo");
+    // The repositories are still looked after, by the folders' change times.
+    CHECK(found(watch.check(), Kind::protected_repository, ws / "t0/o0/repo/.git"));
+    CHECK(inotify_watches() == before);
+    auto changed = watch.end_changes();
+    REQUIRE(changed);
+    CHECK(changed->count == 0);
+    CHECK_THAT(changed->incomplete,
+               Catch::Contains("watches at most 16384 folders, and the writable folders hold"));
+}
