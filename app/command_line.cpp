@@ -101,7 +101,7 @@ void add_shared_options(CLI::App& app, CommandLine& cl, std::string& timeout) {
             cl.flags.sources["ask_sandbox_off"] = "--ask-sandbox-off";
         },
         "Offer to rerun a command outside the sandbox when the sandbox "
-        "refused it (you decide each time)");
+        "refused it (you decide each time, seeing what its attempt already changed)");
     app.add_option_function<std::string>(
            "--profile", [&](const std::string& p) { cl.profile = p; },
            "Use a profile from the config file or a built-in one (ops)")
