@@ -63,8 +63,9 @@ public:
                 for (std::string a = parent_of(real); a != w && a.size() > w.size();
                      a = parent_of(a))
                     between.push_back(a);
-                // A rebuilt folder, and each entry bound back into one, is a mount already: a
-                // bind of the host's folder there would undo what the rebuild hides or seals.
+                // A rebuilt folder is held in place already (a mount, or a folder of a read-only
+                // tmpfs), and so is each entry bound back into one: a bind of the host's folder
+                // there would undo what the rebuild hides or seals.
                 for (auto it = between.rbegin(); it != between.rend(); ++it)
                     if (!made_.count(*it) && !made_.count(parent_of(*it)) &&
                         held_.insert(*it).second)
@@ -84,8 +85,8 @@ public:
                     if (fs_.type(git + "/HEAD") != HostFs::Type::missing) break;
                     [[fallthrough]];
                 case HostFs::Type::missing:  // no repository yet: none may be made here
-                    // A rebuilt root's top is read-only already, and nothing could be mounted
-                    // in it now.
+                    // A rebuilt root's top is read-only (with the tmpfs it lies in), so no
+                    // repository can be made there either.
                     if (!made_.count(w)) add({"--tmpfs", git, "--remount-ro", git});
                     break;
                 default:
@@ -108,14 +109,20 @@ private:
                            [&](const std::string& w) { return path_within(path, w); });
     }
 
-    // Rebuilds directory `dir` from a tmpfs: every entry but the hidden ones comes back.
+    // Rebuilds directory `dir` as an empty read-only folder into which every entry but the
+    // hidden ones comes back.
     void rebuild(const std::string& dir) {
-        made_.insert(dir);
         const bool root = dir == "/";
+        // A folder rebuilt inside a rebuilt one (or in the root) is a plain folder of that
+        // one's tmpfs, made read-only with it: the remount of the enclosing tmpfs comes after
+        // everything inside. A tmpfs of its own would protect it no better, and its remount
+        // would cost bwrap one more pass over the mount table (bench/NOTES.md).
+        const bool own_tmpfs = !root && !made_.count(parent_of(dir));
+        made_.insert(dir);
         if (root) {
             add({"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
         } else {
-            add({"--tmpfs", dir});
+            add({own_tmpfs ? "--tmpfs" : "--dir", dir});
         }
         for (const auto& entry : fs_.list(dir)) {
             const std::string path = join_path(dir, entry.name);
@@ -132,7 +139,7 @@ private:
                 bound_.insert(path);
             }
         }
-        if (!root) add({"--remount-ro", dir});
+        if (own_tmpfs) add({"--remount-ro", dir});
     }
 
     // A writable tmpfs over `dir.path` with the shell's own files copied in, and everything
