@@ -38,7 +38,8 @@ public:
         protected_.insert(protected_real_.begin(), protected_real_.end());
     }
 
-    std::vector<std::string> build(const std::string& cwd, std::vector<std::string>* copied) {
+    std::vector<std::string> build(const std::string& cwd, std::vector<std::string>* copied,
+                                   const std::vector<std::string>& in_root) {
         add({"--die-with-parent", "--new-session", "--unshare-user", "--disable-userns",
              "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
              "--unshare-cgroup-try", "--cap-drop", "ALL"});
@@ -95,6 +96,7 @@ public:
         }
         if (policy_.allow_docker) bind_docker_socket();
         add({"--tmpfs", kRuntimeDir});
+        args_.insert(args_.end(), in_root.begin(), in_root.end());
         add({"--remount-ro", "/", "--chdir", cwd});
         return std::move(args_);
     }
@@ -128,7 +130,7 @@ private:
             const std::string path = join_path(dir, entry.name);
             if (hidden_.count(path)) continue;
             if (root && (entry.name == "proc" || entry.name == "dev" || entry.name == "tmp" ||
-                         path == kRuntimeDir))
+                         path == kRuntimeDir || path == kHookDir))
                 continue;
             if (rebuilt_.count(path) || sealed_.count(path)) {
                 rebuild(path);
@@ -218,8 +220,9 @@ private:
 
 std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const HostFs& fs,
                                          const std::string& cwd,
-                                         std::vector<std::string>* copied_files) {
-    return Builder(policy, fs).build(cwd, copied_files);
+                                         std::vector<std::string>* copied_files,
+                                         const std::vector<std::string>& in_root) {
+    return Builder(policy, fs).build(cwd, copied_files, in_root);
 }
 
 std::vector<std::string> path_folders(const std::string& path_variable) {

@@ -138,6 +138,20 @@ TEST_CASE("a folder rebuilt inside a rebuilt one is a folder of its tmpfs, not a
     }
 }
 
+TEST_CASE("files made in the root come after its entries and are read-only with it") {
+    FakeHostFs host({{"/etc", "d"}, {"/home", "d"}, {"/tmp", "d"}, {kHookDir, "d"}});
+    const std::string bashrc = std::string(kHookDir) + "/bashrc";
+    Args in_root = {"--dir", kHookDir, "--perms", "0444", "--file", "20", bashrc};
+    Args args = bwrap_arguments(policy_for("/home"), host, "/home", nullptr, in_root);
+    long made = find_seq(args, in_root);
+    REQUIRE(made >= 0);
+    CHECK(made > find_seq(args, {"--ro-bind-try", "/etc", "/etc"}));
+    // A host folder of that name is not bound there: only Caretz's files are in it.
+    CHECK(find_seq(args, {"--ro-bind-try", kHookDir, kHookDir}) < 0);
+    CHECK(read_only_from(args, kHookDir) == find_seq(args, {"--remount-ro", "/"}));
+    CHECK(read_only_from(args, kHookDir) > made);
+}
+
 TEST_CASE("Caretz's own files inside stay private even when /tmp is the host's") {
     FakeHostFs host = typical_host();
     Args args = bwrap_arguments(policy_for("/tmp"), host, "/tmp");
