@@ -86,7 +86,7 @@ DoctorCheck check_config(const CommandLine& cl, const UserContext& user, Setting
 
 DoctorCheck check_shell(const UserContext& user) {
     try {
-        shell_launch(user.shell, std::string(kRuntimeDir) + "/hooks", user.home);
+        shell_launch(user.shell, kHookDir, user.home);
     } catch (const UnsupportedShell& e) {
         return problem("shell", e.what());
     }

@@ -38,7 +38,8 @@ public:
         protected_.insert(protected_real_.begin(), protected_real_.end());
     }
 
-    std::vector<std::string> build(const std::string& cwd, std::vector<std::string>* copied) {
+    std::vector<std::string> build(const std::string& cwd, std::vector<std::string>* copied,
+                                   const std::vector<std::string>& in_root) {
         add({"--die-with-parent", "--new-session", "--unshare-user", "--disable-userns",
              "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
              "--unshare-cgroup-try", "--cap-drop", "ALL"});
@@ -63,8 +64,9 @@ public:
                 for (std::string a = parent_of(real); a != w && a.size() > w.size();
                      a = parent_of(a))
                     between.push_back(a);
-                // A rebuilt folder, and each entry bound back into one, is a mount already: a
-                // bind of the host's folder there would undo what the rebuild hides or seals.
+                // A rebuilt folder is held in place already (a mount, or a folder of a read-only
+                // tmpfs), and so is each entry bound back into one: a bind of the host's folder
+                // there would undo what the rebuild hides or seals.
                 for (auto it = between.rbegin(); it != between.rend(); ++it)
                     if (!made_.count(*it) && !made_.count(parent_of(*it)) &&
                         held_.insert(*it).second)
@@ -84,8 +86,8 @@ public:
                     if (fs_.type(git + "/HEAD") != HostFs::Type::missing) break;
                     [[fallthrough]];
                 case HostFs::Type::missing:  // no repository yet: none may be made here
-                    // A rebuilt root's top is read-only already, and nothing could be mounted
-                    // in it now.
+                    // A rebuilt root's top is read-only (with the tmpfs it lies in), so no
+                    // repository can be made there either.
                     if (!made_.count(w)) add({"--tmpfs", git, "--remount-ro", git});
                     break;
                 default:
@@ -94,6 +96,7 @@ public:
         }
         if (policy_.allow_docker) bind_docker_socket();
         add({"--tmpfs", kRuntimeDir});
+        args_.insert(args_.end(), in_root.begin(), in_root.end());
         add({"--remount-ro", "/", "--chdir", cwd});
         return std::move(args_);
     }
@@ -108,20 +111,26 @@ private:
                            [&](const std::string& w) { return path_within(path, w); });
     }
 
-    // Rebuilds directory `dir` from a tmpfs: every entry but the hidden ones comes back.
+    // Rebuilds directory `dir` as an empty read-only folder into which every entry but the
+    // hidden ones comes back.
     void rebuild(const std::string& dir) {
-        made_.insert(dir);
         const bool root = dir == "/";
+        // A folder rebuilt inside a rebuilt one (or in the root) is a plain folder of that
+        // one's tmpfs, made read-only with it: the remount of the enclosing tmpfs comes after
+        // everything inside. A tmpfs of its own would protect it no better, and its remount
+        // would cost bwrap one more pass over the mount table (bench/NOTES.md).
+        const bool own_tmpfs = !root && !made_.count(parent_of(dir));
+        made_.insert(dir);
         if (root) {
             add({"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
         } else {
-            add({"--tmpfs", dir});
+            add({own_tmpfs ? "--tmpfs" : "--dir", dir});
         }
         for (const auto& entry : fs_.list(dir)) {
             const std::string path = join_path(dir, entry.name);
             if (hidden_.count(path)) continue;
             if (root && (entry.name == "proc" || entry.name == "dev" || entry.name == "tmp" ||
-                         path == kRuntimeDir))
+                         path == kRuntimeDir || path == kHookDir))
                 continue;
             if (rebuilt_.count(path) || sealed_.count(path)) {
                 rebuild(path);
@@ -132,7 +141,7 @@ private:
                 bound_.insert(path);
             }
         }
-        if (!root) add({"--remount-ro", dir});
+        if (own_tmpfs) add({"--remount-ro", dir});
     }
 
     // A writable tmpfs over `dir.path` with the shell's own files copied in, and everything
@@ -211,8 +220,9 @@ private:
 
 std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const HostFs& fs,
                                          const std::string& cwd,
-                                         std::vector<std::string>* copied_files) {
-    return Builder(policy, fs).build(cwd, copied_files);
+                                         std::vector<std::string>* copied_files,
+                                         const std::vector<std::string>& in_root) {
+    return Builder(policy, fs).build(cwd, copied_files, in_root);
 }
 
 std::vector<std::string> path_folders(const std::string& path_variable) {

@@ -134,10 +134,11 @@ std::vector<std::string> caretz_binds(const SandboxPolicy& policy, int status_fd
 }
 
 BwrapLaunch::BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
-                         const std::vector<std::string>& command, SpawnOptions options) {
+                         const std::vector<std::string>& command, SpawnOptions options,
+                         const std::vector<std::string>& in_root) {
     RealHostFs host;
     std::vector<std::string> copied;
-    policy_arguments_ = bwrap_arguments(policy, host, cwd, &copied);
+    policy_arguments_ = bwrap_arguments(policy, host, cwd, &copied, in_root);
     // A file that went away or cannot be read since is copied in empty.
     std::vector<UniqueFd> copied_files;
     for (const auto& path : copied) {

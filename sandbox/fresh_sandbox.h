@@ -21,10 +21,11 @@ public:
     // Starts bwrap to run `command` in the view of the host `policy` describes, from `cwd`,
     // with the descriptors and environment of `options`, to which it adds its own (the
     // arguments, and the files it copies into private folders). bwrap reads
-    // terminal_injection_filter() from descriptor kSeccompFd, which the caller passes. Throws
-    // SandboxStartError when it cannot start bwrap.
+    // terminal_injection_filter() from descriptor kSeccompFd, which the caller passes.
+    // `in_root` goes to bwrap_arguments(). Throws SandboxStartError when it cannot start bwrap.
     BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
-                const std::vector<std::string>& command, SpawnOptions options);
+                const std::vector<std::string>& command, SpawnOptions options,
+                const std::vector<std::string>& in_root = {});
     ~BwrapLaunch();
     BwrapLaunch(const BwrapLaunch&) = delete;
     BwrapLaunch& operator=(const BwrapLaunch&) = delete;

@@ -38,19 +38,19 @@ constexpr int kExecutableFd = 5;
 // Where bwrap finds the session shell's hook files, one descriptor each from here on.
 constexpr int kFirstHookFileFd = 20;
 
-// The session shell's hook files (hooks/shell_launch.h) for bwrap to put in read-only under the
-// runtime folder before anything runs: the supervisor starts every shell of the session from
-// them, and no command can change what a later shell reads.
+// The session shell's hook files (hooks/shell_launch.h) for bwrap to put in kHookDir before
+// anything runs: the supervisor starts every shell of the session from them, and no command can
+// change what a later shell reads.
 struct HookFiles {
     std::vector<UniqueFd> fds;  // the i-th goes to kFirstHookFileFd + i
-    // Their folder, a tmpfs of its own with a copy of each, then made read-only: one mount
-    // for all, where a read-only bind of each would cost bwrap a pass over the mount table
+    // Their folder in the sandbox's root with a copy of each, read-only once the root is: no
+    // mount at all, where a read-only bind of each would cost bwrap a pass over the mount table
     // per file.
     std::vector<std::string> args;
 };
 
 HookFiles session_hook_files(const std::string& shell, const std::string& home) {
-    const std::string dir = std::string(kRuntimeDir) + "/hooks";
+    const std::string dir = kHookDir;
     ShellLaunch launch;
     try {
         launch = shell_launch(shell, dir, home);
@@ -58,7 +58,7 @@ HookFiles session_hook_files(const std::string& shell, const std::string& home) 
         throw SandboxStartError(e.what());
     }
     HookFiles files;
-    files.args = {"--tmpfs", dir};
+    files.args = {"--dir", dir};
     for (const auto& [path, content] : launch.files) {
         int fd = kFirstHookFileFd + static_cast<int>(files.fds.size());
         files.fds.push_back(sealed_memory_file("caretz-hook", content));
@@ -66,7 +66,6 @@ HookFiles session_hook_files(const std::string& shell, const std::string& home) 
                                 std::to_string(fd), path})
             files.args.push_back(std::move(arg));
     }
-    files.args.insert(files.args.end(), {"--remount-ro", dir});
     return files;
 }
 
@@ -179,7 +178,7 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
         options.fds.emplace_back(hook_files.fds[i].get(), kFirstHookFileFd + static_cast<int>(i));
     options.env = with_proxy_environment(spec.env);
     options.own_process_group = true;
-    BwrapLaunch bwrap(policy, spec.cwd, {kSupervisorPath, "__supervise"}, options);
+    BwrapLaunch bwrap(policy, spec.cwd, {kSupervisorPath, "__supervise"}, options, hook_files.args);
     phase_done("bwrap arguments, bwrap launched");
     child_end.reset();
     status_write.reset();
@@ -189,10 +188,8 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
     // back bwrap's start.)
     proxy_ = start_network_proxy(policy);
     run_watch_ = RunWatch::create(watched_programs(spec));
-    std::vector<std::string> extra =
-        caretz_binds(policy, kStatusFd, kExecutableFd, kSupervisorPath, *proxy_, run_watch_.get());
-    extra.insert(extra.end(), hook_files.args.begin(), hook_files.args.end());
-    bwrap_pid_ = bwrap.finish(extra);
+    bwrap_pid_ = bwrap.finish(
+        caretz_binds(policy, kStatusFd, kExecutableFd, kSupervisorPath, *proxy_, run_watch_.get()));
     phase_done("proxy, stand-ins");
     pid_t inside = -1;
     if (auto failure = wait_for_start(status_.get(), errors_.get(), inside)) {

@@ -363,10 +363,9 @@ private:
         if (setup_.exact_output && !output_read_.valid()) open_output_pipe();
         master_closed_ = false;
         ::fcntl(pty_->master(), F_SETFL, ::fcntl(pty_->master(), F_GETFL) | O_NONBLOCK);
-        // The hook files are already in place, read-only: Caretz bound them in when it started
+        // The hook files are already in place, read-only: Caretz put them in when it started
         // the sandbox (session_hook_files), so no command can change what a new shell runs.
-        ShellLaunch launch =
-            shell_launch(setup_.shell, std::string(kRuntimeDir) + "/hooks", setup_.home);
+        ShellLaunch launch = shell_launch(setup_.shell, kHookDir, setup_.home);
         // Without the nonce no shell can start; ending here ends the sandbox, which Caretz
         // reports, rather than leaving it waiting for a prompt that never comes.
         int nonce_pipe[2];

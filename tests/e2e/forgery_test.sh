@@ -223,21 +223,21 @@ EOF
 
     # Nor may it change the hook files a later shell of the session starts from (a command that
     # ends the shell gets the next command a fresh one), or find the nonce in a file there.
-    caretz_as_user "$SH" "$ws" exec --json 'echo "echo leak" >> /.caretz/hooks/bashrc; echo "rc=$?"; ls -A /.caretz/hooks | tr "\n" " "'
+    caretz_as_user "$SH" "$ws" exec --json 'echo "echo leak" >> /.caretz-hooks/bashrc; echo "rc=$?"; ls -A /.caretz-hooks | tr "\n" " "'
     check "a command cannot change the session shell's hook files" \
         eval '[[ $(json_field output) == *"rc=1"* ]]'
     check "... and finds no nonce among them" \
         eval '[[ $(json_field output) == *"bashrc guard.so"* && $(json_field output) != *nonce* ]]'
-    # /.caretz itself is writable (command files): the hook folder must not be moved aside for
-    # one of the command's own, which the next shell would read along with the nonce.
-    caretz_as_user "$SH" "$ws" exec --json 'mv /.caretz/hooks /.caretz/aside; echo "mv=$?"
-[ -e /.caretz/aside ] && echo "moved: yes"; [ -f /.caretz/hooks/bashrc ] && echo "hooks: kept"'
+    # The hook folder must not be moved aside for one of the command's own, which the next
+    # shell would read along with the nonce.
+    caretz_as_user "$SH" "$ws" exec --json 'mv /.caretz-hooks /.caretz-aside; echo "mv=$?"
+[ -e /.caretz-aside ] && echo "moved: yes"; [ -f /.caretz-hooks/bashrc ] && echo "hooks: kept"'
     check "a command cannot move the hook folder aside to put its own in its place" \
         eval '[[ $(json_field output) == *"mv=1"*"hooks: kept"* && $(json_field output) != *"moved: yes"* ]]'
     # What that would give: the next shell of the session (after a command ends the shell)
     # reads the planted hook, which keeps the nonce for any later command to forge marks with.
     OUT=$(as_user "$SH" "$ws" "$E2E_BIN" 2>&1 <<'EOF'
-!mv /.caretz/hooks /.caretz/aside; mkdir -p /.caretz/hooks; cp /.caretz/aside/guard.so /.caretz/hooks/; sed 's|^declare -r __caretz_nonce$|&\necho "$__caretz_nonce" > /tmp/stolen|' /.caretz/aside/bashrc > /.caretz/hooks/bashrc
+!mv /.caretz-hooks /.caretz/aside; mkdir -p /.caretz-hooks; cp /.caretz/aside/guard.so /.caretz-hooks/; sed 's|^declare -r __caretz_nonce$|&\necho "$__caretz_nonce" > /tmp/stolen|' /.caretz/aside/bashrc > /.caretz-hooks/bashrc
 !exit
 !echo "stolen: $(cat /tmp/stolen 2>/dev/null)."
 EOF

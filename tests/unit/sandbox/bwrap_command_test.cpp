@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "sandbox/path_names.h"
 #include "tests/unit/sandbox/fake_host_fs.h"
 
 using namespace caretz;
@@ -19,6 +20,24 @@ long find_seq(const Args& args, const Args& seq) {
 
 bool mentions(const Args& args, const std::string& path) {
     return std::find(args.begin(), args.end(), path) != args.end();
+}
+
+// Where folder `dir`, which the arguments make, becomes read-only: the index of the remount of
+// its own tmpfs or, when it is a plain folder made in another one (`--dir`), of the tmpfs (or
+// root) it lies in. -1 when no remount follows, or when something new is still made inside
+// `dir` after it (a mount on a path that was not there before: that would not be read-only).
+long read_only_from(const Args& args, const std::string& dir) {
+    std::string mount = dir;
+    while (mount != "/" && find_seq(args, {"--dir", mount}) >= 0) mount = parent_of(mount);
+    if (mount != "/" && find_seq(args, {"--tmpfs", mount}) < 0) return -1;
+    const long remount = find_seq(args, {"--remount-ro", mount});
+    if (remount < 0) return -1;
+    const auto before = args.begin() + remount;
+    for (size_t i = static_cast<size_t>(remount) + 2; i < args.size(); ++i)
+        if (args[i - 1] != "--chdir" && path_within(args[i], dir) &&
+            std::find(args.begin(), before, args[i]) == before)
+            return -1;
+    return remount;
 }
 
 FakeHostFs typical_host() {
@@ -83,18 +102,54 @@ TEST_CASE("the host is read-only and hidden paths are not mounted at all") {
     CHECK(find_seq(args, {"--ro-bind-try", "/home/u/.bashrc", "/home/u/.bashrc"}) >= 0);
 }
 
-TEST_CASE("every tmpfs that rebuilds a folder is remounted read-only after its entries") {
+TEST_CASE("every folder that is rebuilt is made read-only after its entries") {
     FakeHostFs host = typical_host();
     Args args = bwrap_arguments(policy_for("/home/u/proj"), host, "/home/u/proj");
-    long tmpfs = find_seq(args, {"--tmpfs", "/home/u"});
-    REQUIRE(tmpfs >= 0);
+    long made = find_seq(args, {"--dir", "/home/u"});
+    REQUIRE(made >= 0);
     long bashrc = find_seq(args, {"--ro-bind-try", "/home/u/.bashrc", "/home/u/.bashrc"});
-    long remount = find_seq(args, {"--remount-ro", "/home/u"});
-    CHECK(tmpfs < bashrc);
-    CHECK(bashrc < remount);
-    for (size_t i = 0; i + 1 < args.size(); ++i)
-        if (args[i] == "--tmpfs" && args[i + 1] != "/tmp" && args[i + 1] != kRuntimeDir)
-            CHECK(find_seq(args, {"--remount-ro", args[i + 1]}) > static_cast<long>(i));
+    CHECK(made < bashrc);
+    CHECK(bashrc < read_only_from(args, "/home/u"));
+    // Below a writable root too (sealed folders), and in a workspace at home, rebuilt itself.
+    for (const std::string workspace : {"/home/u/proj", "/home/u"}) {
+        SandboxPolicy policy = policy_for(workspace);
+        policy.sealed = {"/home/u/proj/.git", "/home/u/src"};
+        args = bwrap_arguments(policy, host, workspace);
+        for (size_t i = 0; i + 1 < args.size(); ++i)
+            if ((args[i] == "--tmpfs" && args[i + 1] != "/tmp" && args[i + 1] != kRuntimeDir) ||
+                args[i] == "--dir") {
+                INFO(workspace << ": " << args[i] << " " << args[i + 1]);
+                CHECK(read_only_from(args, args[i + 1]) > static_cast<long>(i));
+            }
+    }
+}
+
+TEST_CASE("a folder rebuilt inside a rebuilt one is a folder of its tmpfs, not a mount") {
+    // Each mount costs bwrap a pass over the mount table; the root's own remount, last, makes
+    // /home and the home folder read-only with it.
+    FakeHostFs host = typical_host();
+    Args args = bwrap_arguments(policy_for("/home/u/proj"), host, "/home/u/proj");
+    CHECK(find_seq(args, {"--dir", "/home"}) >= 0);
+    CHECK(find_seq(args, {"--dir", "/home/u"}) >= 0);
+    for (const char* dir : {"/home", "/home/u"}) {
+        CHECK(find_seq(args, {"--tmpfs", dir}) < 0);
+        CHECK(find_seq(args, {"--remount-ro", dir}) < 0);
+        CHECK(read_only_from(args, dir) == find_seq(args, {"--remount-ro", "/"}));
+    }
+}
+
+TEST_CASE("files made in the root come after its entries and are read-only with it") {
+    FakeHostFs host({{"/etc", "d"}, {"/home", "d"}, {"/tmp", "d"}, {kHookDir, "d"}});
+    const std::string bashrc = std::string(kHookDir) + "/bashrc";
+    Args in_root = {"--dir", kHookDir, "--perms", "0444", "--file", "20", bashrc};
+    Args args = bwrap_arguments(policy_for("/home"), host, "/home", nullptr, in_root);
+    long made = find_seq(args, in_root);
+    REQUIRE(made >= 0);
+    CHECK(made > find_seq(args, {"--ro-bind-try", "/etc", "/etc"}));
+    // A host folder of that name is not bound there: only Caretz's files are in it.
+    CHECK(find_seq(args, {"--ro-bind-try", kHookDir, kHookDir}) < 0);
+    CHECK(read_only_from(args, kHookDir) == find_seq(args, {"--remount-ro", "/"}));
+    CHECK(read_only_from(args, kHookDir) > made);
 }
 
 TEST_CASE("Caretz's own files inside stay private even when /tmp is the host's") {
@@ -156,7 +211,7 @@ TEST_CASE("a workspace at home keeps the hidden paths hidden and home's own top 
     Args args = bwrap_arguments(policy_for("/home/u"), host, "/home/u");
     CHECK(find_seq(args, {"--bind-try", "/home/u/.bashrc", "/home/u/.bashrc"}) >= 0);
     CHECK(find_seq(args, {"--bind-try", "/home/u/proj", "/home/u/proj"}) >= 0);
-    CHECK(find_seq(args, {"--remount-ro", "/home/u"}) >= 0);
+    CHECK(read_only_from(args, "/home/u") >= 0);
     CHECK_FALSE(mentions(args, "/home/u/.ssh"));
     CHECK(find_seq(args, {"--bind", "/home/u", "/home/u"}) < 0);
 }
@@ -305,17 +360,17 @@ TEST_CASE("a hidden file looks missing while the rest of its folder stays, read-
     CHECK_FALSE(mentions(args, "/home/u/.docker/config.json"));
     CHECK_FALSE(mentions(args, "/home/u/.kube"));
     CHECK_FALSE(mentions(args, "/home/u/.kube/config"));
-    // The folder is rebuilt: a tmpfs, its other entries bound back, then made read-only, so
-    // the hidden file cannot be created anew in a tmpfs that would swallow it.
-    long tmpfs = find_seq(args, {"--tmpfs", "/home/u/.docker"});
+    // The folder is rebuilt: an empty one, its other entries bound back, then made read-only,
+    // so the hidden file cannot be created anew in a tmpfs that would swallow it.
+    long made = find_seq(args, {"--dir", "/home/u/.docker"});
     long contexts =
         find_seq(args, {"--ro-bind-try", "/home/u/.docker/contexts", "/home/u/.docker/contexts"});
     long daemon = find_seq(
         args, {"--ro-bind-try", "/home/u/.docker/daemon.json", "/home/u/.docker/daemon.json"});
-    long remount = find_seq(args, {"--remount-ro", "/home/u/.docker"});
-    REQUIRE(tmpfs >= 0);
-    CHECK(tmpfs < contexts);
-    CHECK(tmpfs < daemon);
+    long remount = read_only_from(args, "/home/u/.docker");
+    REQUIRE(made >= 0);
+    CHECK(made < contexts);
+    CHECK(made < daemon);
     CHECK(contexts < remount);
     CHECK(daemon < remount);
 }
@@ -346,7 +401,7 @@ TEST_CASE("a workspace rebuilt around a hidden file gets no empty .git mounted o
     CHECK_FALSE(mentions(args, "/home/u/.docker/.git"));
     CHECK(find_seq(args, {"--bind-try", "/home/u/.docker/contexts", "/home/u/.docker/contexts"}) >=
           0);
-    CHECK(find_seq(args, {"--remount-ro", "/home/u/.docker"}) >= 0);
+    CHECK(read_only_from(args, "/home/u/.docker") >= 0);
     CHECK_FALSE(mentions(args, "/home/u/.docker/config.json"));
 }
 
@@ -444,7 +499,8 @@ TEST_CASE("a folder held in place is never bound from the host over a rebuilt on
     SandboxPolicy policy = policy_for("/home/u");
     policy.protected_paths.push_back("/home/u/.config/git/config");
     Args args = bwrap_arguments(policy, host, "/home/u");
-    CHECK(find_seq(args, {"--tmpfs", "/home/u/.config"}) >= 0);
+    CHECK(find_seq(args, {"--dir", "/home/u/.config"}) >= 0);
+    CHECK(read_only_from(args, "/home/u/.config") >= 0);
     CHECK_FALSE(mentions(args, "/home/u/.config/caretz"));
     CHECK(find_seq(args, {"--bind", "/home/u/.config", "/home/u/.config"}) < 0);
     CHECK(find_seq(args, {"--bind", "/home/u/.config/git", "/home/u/.config/git"}) < 0);
