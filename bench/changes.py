@@ -30,7 +30,7 @@ WRITE = "python3 -c '[open(\"{folder}/f%d\" % i, \"w\").write(\"x\") for i in ra
 
 def wrapper(folder, binary, flags):
     """A script that starts `binary` with `flags`: WarmSession starts Caretz without arguments."""
-    path = os.path.join(folder, f"caretz-{abs(hash((binary, flags)))}")
+    path = os.path.join(folder, f"caretz-{abs(hash((binary, *flags)))}")
     with open(path, "w") as f:
         f.write(f"#!/bin/sh\nexec {binary} {' '.join(flags)} \"$@\"\n")
     os.chmod(path, 0o755)
