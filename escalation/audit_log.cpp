@@ -197,7 +197,7 @@ bool AuditLog::append(const AuditEntry& entry) const {
                             (c.from.empty() ? c.path : c.from + " -> " + c.path));
         }
         line["changed"] = entry.changed->count;
-        line["changed_first"] = std::move(first);
+        if (!first.empty()) line["changed_first"] = std::move(first);
         if (!entry.changed->incomplete.empty())
             line["changed_incomplete"] = entry.changed->incomplete;
     }

@@ -105,8 +105,8 @@ decision_line=$(grep "event=offer decision=allow_once" "$work/authpriv.log")
 rerun_line=$(grep "event=rerun_finished" "$work/authpriv.log")
 check "the decision line has ident caretz, facility authpriv and the user" \
     contains "$decision_line" "authpriv.notice caretz["
-check "... names the user, the refusal and the cwd" contains "$decision_line" \
-    "user=$E2E_USER cwd=$ws refusals=hidden:$TEST_HOME/.ssh session="
+check "... names the user, what the attempt changed (nothing), the refusal and the cwd" \
+    contains "$decision_line" "user=$E2E_USER changed=0 cwd=$ws refusals=hidden:$TEST_HOME/.ssh session="
 check "... and ends with the command escaped" test "${decision_line##* command=}" = "$shown"
 check "the rerun's line has its exit status and the command" \
     contains "$rerun_line" "rerun_exit=0 session="

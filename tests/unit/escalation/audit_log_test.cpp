@@ -123,17 +123,23 @@ TEST_CASE("audit log: a decision's line keeps what the sandboxed attempt changed
     // Nothing recorded: no field.
     entry.changed.reset();
     REQUIRE(log.append(entry));
+    // Nothing changed: the count alone.
+    entry.changed = ChangeList{};
+    REQUIRE(log.append(entry));
 
     std::ifstream in(log.path());
-    std::string first, second;
+    std::string first, second, third;
     REQUIRE(std::getline(in, first));
     REQUIRE(std::getline(in, second));
+    REQUIRE(std::getline(in, third));
     const json line = json::parse(first);
     CHECK(line["changed"] == 7);
     CHECK(line["changed_first"] == json::array({"created /w/a", "renamed /w/d.txt -> /w/e.txt",
                                                 "created /w/c", "created /w/d", "created /w/e"}));
     CHECK(line["changed_incomplete"] == "3 folders have no watch");
     CHECK_FALSE(json::parse(second).contains("changed"));
+    CHECK(json::parse(third)["changed"] == 0);
+    CHECK_FALSE(json::parse(third).contains("changed_first"));
     CHECK_THAT(audit_syslog_line(line, "ops"),
                Catch::Contains("changed=7 changed_first=\"created /w/a, renamed /w/d.txt -> "
                                "/w/e.txt, created /w/c, created /w/d, created /w/e\" "
