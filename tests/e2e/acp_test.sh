@@ -14,6 +14,8 @@ SDK_VERSION=0.4.5
 own_home
 ws=$(new_workspace)
 out=$(new_outside_dir)
+# What step 11's command changes: it makes a.txt and b.txt, removes c.txt, renames d.txt.
+runuser -u "$E2E_USER" -- sh -c "printf c > '$ws/c.txt' && printf d > '$ws/d.txt'"
 trap 'agent_cleanup; rm -rf "$ws" "$out"' EXIT
 
 # The client library, installed once per machine and version; later runs reuse it.
@@ -71,7 +73,7 @@ start_model "[
   $(shell "touch $out/long && sleep 32.$$"),
   $(shell "$fetch"),
   {\"text\": \"DONE-NET\"},
-  $(shell "printf x > acp-made.txt; touch $out/changes"),
+  $(shell "printf a > a.txt; printf b > b.txt; rm c.txt; mv d.txt e.txt; touch $out/changes"),
   {\"text\": \"DONE-CHANGES\"}
 ]"
 model_env openai
@@ -272,9 +274,13 @@ check "nothing on Caretz's stderr came from a crash" not_contains "$(cat "$AGENT
 
 # Step 11: what the sandboxed attempt changed, in the text the editor shows.
 text=$(events permission_text 11)
-check "the permission request lists what the sandboxed attempt changed" \
-    contains "$text" "The sandboxed attempt already changed 1 file in the workspace:"
-check "... by name" contains "$text" "    created  acp-made.txt"
+check "the permission request lists exactly what the sandboxed attempt changed" \
+    contains "$text" "The sandboxed attempt already changed 4 files in the workspace:
+    created  a.txt
+    created  b.txt
+    deleted  c.txt
+    renamed  d.txt -> e.txt
+Run it again OUTSIDE the sandbox?"
 check "... and the audit line keeps it" \
-    grep -qF "\"changed\":1,\"changed_first\":[\"created $ws/acp-made.txt\"]" <(grep -F "touch $out/changes" "$audit")
+    grep -qF "\"changed\":4,\"changed_first\":[\"created $ws/a.txt\",\"created $ws/b.txt\",\"deleted $ws/c.txt\",\"renamed $ws/d.txt -> $ws/e.txt\"]" <(grep -F "touch $out/changes" "$audit")
 finish

@@ -12,7 +12,7 @@ own_home
 ws=$(new_workspace)
 outside=$(runuser -u "$E2E_USER" -- mktemp -d "$TEST_HOME/outside.XXXXXXXX")
 audit="$TEST_HOME/.local/state/caretz/audit.jsonl"
-trap 'end_tmux; rm -rf "$ws" "$outside"' EXIT
+trap 'end_tmux; rm -rf "$ws" "$outside" "${ws2:-}"' EXIT
 
 runuser -u "$E2E_USER" -- sh -c "cd '$ws' && printf c > c.txt && printf d > d.txt && \
     printf 'printf a > a.txt; printf b > b.txt; rm c.txt; mv d.txt e.txt; touch %s/script\n' \
@@ -88,10 +88,21 @@ prompt_back
 tmux_ send-keys -t main C-d
 check "Ctrl-D leaves Caretz" wait_for_screen "CARETZ-EXITED" 5
 
-# caretz exec --json: with nobody to ask, the list goes with the result.
+# caretz exec --json: with nobody to ask, the list goes with the result. The same script, in a
+# workspace as the first one was, and then another.
+ws2=$(new_workspace)
+runuser -u "$E2E_USER" -- sh -c "cd '$ws2' && printf c > c.txt && printf d > d.txt && cp '$ws/change.sh' ."
+json=$(as_user /bin/bash "$ws2" "$E2E_BIN" exec "${MODE[@]}" --ask-sandbox-off --json "sh change.sh" \
+    2>/dev/null </dev/null)
+check "exec --json reports exactly what the script changed" test "$(python3 -c '
+import json, sys
+ch = json.loads(sys.argv[1])["changed"]
+print(ch["count"], " ".join(c["change"] + ":" + c["path"] + ":" + c.get("from", "") for c in ch["paths"]))' "$json")" == \
+    "4 created:$ws2/a.txt: created:$ws2/b.txt: deleted:$ws2/c.txt: renamed:$ws2/e.txt:$ws2/d.txt"
+rm -rf "$ws2"
 json=$(as_user /bin/bash "$ws" "$E2E_BIN" exec "${MODE[@]}" --ask-sandbox-off --json \
     "printf j > j.txt; rm a.txt; mv b.txt bee.txt; touch $outside/json" 2>/dev/null </dev/null)
-check "exec --json reports what the attempt changed" test "$(python3 -c '
+check "... and another command's, with the decision nobody_to_ask" test "$(python3 -c '
 import json, sys
 out = json.loads(sys.argv[1])
 ch = out["changed"]
