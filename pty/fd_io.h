@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -50,6 +51,20 @@ inline bool replace_file(const std::string& path, std::string_view contents, boo
         return false;
     }
     return true;
+}
+
+// In a child just forked from a process with threads (async-signal-safe calls only): puts
+// `fds` at the numbers `at` (ascending, below 10), whatever numbers they had, and closes every
+// descriptor above the last, so that the child holds no end of the parent's sockets and pipes,
+// whose peers would then never see them close. False when it could not.
+template <size_t N>
+bool arrange_fds(const int (&fds)[N], const int (&at)[N]) {
+    int high[N];
+    for (size_t i = 0; i < N; ++i)
+        if ((high[i] = ::fcntl(fds[i], F_DUPFD, 10)) < 0) return false;
+    for (size_t i = 0; i < N; ++i)
+        if (::dup2(high[i], at[i]) != at[i]) return false;
+    return ::close_range(static_cast<unsigned>(at[N - 1]) + 1, ~0U, 0) == 0;
 }
 
 // Moves the process's standard input and output aside for a protocol of the caller's (ACP over

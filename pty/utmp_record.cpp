@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "pty/fd_io.h"
 #include "pty/pty.h"
 
 namespace caretz {
@@ -34,18 +35,6 @@ namespace {
     }
     if (made) ::utempter_remove_record(STDIN_FILENO);
     ::_exit(0);
-}
-
-// Puts `fds` at the numbers `at` (ascending) in a freshly forked child, whatever numbers they
-// had, and closes every descriptor above the last: the keeper must hold no end of Caretz's
-// sockets and pipes, or their peers would never see them close.
-bool arrange_fds(const int (&fds)[3], const int (&at)[3]) {
-    int high[3];
-    for (int i = 0; i < 3; ++i)
-        if ((high[i] = ::fcntl(fds[i], F_DUPFD, 10)) < 0) return false;
-    for (int i = 0; i < 3; ++i)
-        if (::dup2(high[i], at[i]) != at[i]) return false;
-    return ::close_range(static_cast<unsigned>(at[2]) + 1, ~0U, 0) == 0;
 }
 
 }  // namespace

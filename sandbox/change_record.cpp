@@ -29,12 +29,12 @@ const char* to_string(Change::Kind kind) {
     return "modified";
 }
 
-const ChangeRecord::Net* ChangeRecord::state(const std::string& path) const {
+const ChangeRecord::Kind* ChangeRecord::state(const std::string& path) const {
     auto it = state_.find(key_of(path));
     return it == state_.end() ? nullptr : &it->second;
 }
 
-void ChangeRecord::set(const std::string& path, Net net, bool folder, const std::string& from) {
+void ChangeRecord::set(const std::string& path, Kind kind, bool folder, const std::string& from) {
     const uint64_t key = key_of(path);
     auto it = state_.find(key);
     if (it == state_.end()) {
@@ -43,10 +43,10 @@ void ChangeRecord::set(const std::string& path, Net net, bool folder, const std:
                        " paths changed, more than Caretz keeps count of");
             return;
         }
-        it = state_.emplace(key, net).first;
+        it = state_.emplace(key, kind).first;
     }
-    it->second = net;
-    if (net == Net::renamed)
+    it->second = kind;
+    if (kind == Kind::renamed)
         from_[key] = from;
     else
         from_.erase(key);
@@ -56,8 +56,7 @@ void ChangeRecord::set(const std::string& path, Net net, bool folder, const std:
         if (!(at < std::prev(kept_.end())->first)) return;
         kept_.erase(std::prev(kept_.end()));
     }
-    kept_[at] =
-        Change{static_cast<Change::Kind>(net), path, net == Net::renamed ? from : "", folder};
+    kept_[at] = Change{kind, path, kind == Kind::renamed ? from : "", folder};
 }
 
 void ChangeRecord::forget(const std::string& path) {
@@ -68,61 +67,61 @@ void ChangeRecord::forget(const std::string& path) {
 }
 
 void ChangeRecord::made(const std::string& path, bool folder) {
-    const Net* now = state(path);
+    const Kind* now = state(path);
     if (!now) {
-        set(path, Net::created, folder);
+        set(path, Kind::created, folder);
         if (folder) made_folders_.push_back(path);
-    } else if (*now == Net::deleted) {
-        set(path, Net::modified, folder);  // replaced
+    } else if (*now == Kind::deleted) {
+        set(path, Kind::modified, folder);  // replaced
         // A new folder all the same, filled before any watch was on it.
         if (folder) made_folders_.push_back(path);
     }
 }
 
 void ChangeRecord::written(const std::string& path, bool folder) {
-    if (!state(path)) set(path, Net::modified, folder);
+    if (!state(path)) set(path, Kind::modified, folder);
 }
 
 void ChangeRecord::removed(const std::string& path, bool folder) {
-    const Net* now = state(path);
-    if (!now || *now == Net::modified || *now == Net::written) {
-        set(path, Net::deleted, folder);
-    } else if (*now == Net::created) {
+    const Kind* now = state(path);
+    if (!now || *now == Kind::modified || *now == Kind::written) {
+        set(path, Kind::deleted, folder);
+    } else if (*now == Kind::created) {
         forget(path);
-    } else if (*now == Net::renamed) {
+    } else if (*now == Kind::renamed) {
         // What was removed is the file that stood at the old path at the start; if another
         // took its place there meanwhile (an editor's save), that one is a modification.
         const std::string origin = from_[key_of(path)];
         forget(path);
-        const Net* there = state(origin);
+        const Kind* there = state(origin);
         if (!there)
-            set(origin, Net::deleted, folder);
-        else if (*there == Net::created || *there == Net::written)
-            set(origin, Net::modified, folder);
+            set(origin, Kind::deleted, folder);
+        else if (*there == Kind::created || *there == Kind::written)
+            set(origin, Kind::modified, folder);
     }
 }
 
 void ChangeRecord::renamed(const std::string& from, const std::string& to, bool folder) {
-    const Net* now = state(from);
-    if (now && *now == Net::created) {
+    const Kind* now = state(from);
+    if (now && *now == Kind::created) {
         forget(from);
-        const Net* there = state(to);
-        if (folder || (there && *there == Net::deleted))
+        const Kind* there = state(to);
+        if (folder || (there && *there == Kind::deleted))
             made(to, folder);
         else if (!there)
-            set(to, Net::written, folder);  // new, or put in place of a file
-        else if (*there != Net::created)
-            set(to, Net::modified, folder);
-    } else if (now && *now == Net::renamed) {
+            set(to, Kind::written, folder);  // new, or put in place of a file
+        else if (*there != Kind::created)
+            set(to, Kind::modified, folder);
+    } else if (now && *now == Kind::renamed) {
         const std::string origin = from_[key_of(from)];
         forget(from);
         if (origin == to)
             forget(to);  // back where it was
         else
-            set(to, Net::renamed, folder, origin);
+            set(to, Kind::renamed, folder, origin);
     } else {
         if (now) forget(from);
-        set(to, Net::renamed, folder, from);
+        set(to, Kind::renamed, folder, from);
     }
 }
 

@@ -15,7 +15,7 @@ struct Change {
     // `written`: a file the command made under another name and renamed onto this path
     // (git's index, an editor's or `sed -i`'s save); whether one stood here before, no watch
     // tells.
-    enum class Kind { created, modified, deleted, renamed, written };
+    enum class Kind : uint8_t { created, modified, deleted, renamed, written };
     Kind kind = Kind::created;
     std::string path;  // absolute; a rename's new path
     std::string from;  // a rename's old path
@@ -59,14 +59,14 @@ public:
     bool full() const { return state_.size() >= kTracked; }
 
 private:
-    // What a path has come to, and for a rename the path it came from (in from_).
-    enum class Net : uint8_t { created, modified, deleted, renamed, written };
-    void set(const std::string& path, Net net, bool folder, const std::string& from = "");
+    using Kind = Change::Kind;
+    // Sets what `path` has come to, and for a rename the path it came from (in from_).
+    void set(const std::string& path, Kind kind, bool folder, const std::string& from = "");
     void forget(const std::string& path);
     // The state of `path`, nullptr for none.
-    const Net* state(const std::string& path) const;
+    const Kind* state(const std::string& path) const;
 
-    std::unordered_map<uint64_t, Net> state_;
+    std::unordered_map<uint64_t, Kind> state_;
     std::unordered_map<uint64_t, std::string> from_;  // renames' old paths
     // By (length, path): the kKept shortest paths with a state, and their change.
     std::map<std::pair<size_t, std::string>, Change> kept_;

@@ -28,6 +28,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "pty/fd_io.h"
 #include "sandbox/host_fs.h"
 #include "sandbox/path_names.h"
 #include "sandbox/protection/git_config_filter.h"
@@ -45,6 +46,12 @@ constexpr uint32_t kChangeEvents = IN_DELETE | IN_MOVED_FROM | IN_MODIFY | IN_AT
 // The same for a fanotify mark, folders included.
 constexpr uint64_t kMarkEvents = FAN_CREATE | FAN_MOVED_TO | FAN_ONDIR;
 constexpr const char* kAside = ".disabled-by-caretz";
+
+// Whether the watches record what commands change (RepositoryWatch::begin_changes).
+bool records_changes(RepositoryWatch::Watching watching) {
+    return watching == RepositoryWatch::Watching::changes ||
+           watching == RepositoryWatch::Watching::changes_if_few;
+}
 
 // Whether inotify_add_watch failed because the user's watches are used up.
 bool past_watch_limit(int err) {
@@ -307,9 +314,7 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
                                  const std::vector<std::string>& global_configs, Watching watching,
                                  const std::string& state_dir)
     : home_(policy.home),
-      watch_events_(watching == Watching::changes || watching == Watching::changes_if_few
-                        ? kEvents | kChangeEvents
-                        : kEvents) {
+      watch_events_(records_changes(watching) ? kEvents | kChangeEvents : kEvents) {
     for (const auto& p : policy.protected_paths) known_.emplace(p, 0);
     for (const auto& h : policy.hidden) {
         hidden_.insert(h);
@@ -327,28 +332,27 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
             if (other != r && path_within(r, other)) return true;
         return false;
     });
-    const bool records = watching == Watching::changes || watching == Watching::changes_if_few;
     const bool watch_changes = watching != Watching::none;
     if (watch_changes) inotify_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-    if (records && inotify_.valid())
-        reader_ = std::make_unique<EventReader>(inotify_.get());
-    else if (records)
-        unwatchable_ = std::string("the writable folders cannot be watched (inotify: ") +
-                       std::strerror(errno) + ")";
+    const std::string no_inotify = inotify_.valid() ? "" : std::strerror(errno);
     if (watch_changes && !inotify_.valid())
-        notes_.push_back(std::string("caretz: cannot watch the writable folders (inotify: ") +
-                         std::strerror(errno) +
+        notes_.push_back("caretz: cannot watch the writable folders (inotify: " + no_inotify +
                          "); after every command Caretz looks at each of them for a change "
                          "instead, which slows commands down");
     Found found;
     // The watches come after the start (promote()): until then, change times tell.
     search_at_start(policy, state_dir, found);
-    if (watching == Watching::changes_if_few && unwatched_.size() > kFewFolders) {
-        reader_.reset();
-        inotify_.reset();
-        unwatchable_ = "a one-shot caretz exec watches at most " + std::to_string(kFewFolders) +
-                       " folders, and the writable folders hold " +
-                       std::to_string(unwatched_.size()) + " (the REPL watches them all)";
+    if (records_changes(watching)) {
+        if (!inotify_.valid()) {
+            unwatchable_ = "the writable folders cannot be watched (inotify: " + no_inotify + ")";
+        } else if (watching == Watching::changes_if_few && unwatched_.size() > kFewFolders) {
+            inotify_.reset();
+            unwatchable_ = "a one-shot caretz exec watches at most " + std::to_string(kFewFolders) +
+                           " folders, and the writable folders hold " +
+                           std::to_string(unwatched_.size()) + " (the REPL watches them all)";
+        } else {
+            reader_ = std::make_unique<EventReader>(inotify_.get());
+        }
     }
     auto protect = [&](const std::string& path) {
         if (known_.emplace(path, 0).second) policy.protected_paths.push_back(path);
@@ -1160,27 +1164,19 @@ std::vector<RepositoryFinding> RepositoryWatch::check() {
 }
 
 void RepositoryWatch::exit_follows() {
-    std::vector<int> kept;
-    for (const UniqueFd* fd : {&inotify_, &fanotify_})
-        if (fd->valid()) kept.push_back(fd->get());
-    if (kept.empty()) return;
+    if (!inotify_.valid()) return;  // and then there are no marks either
     reader_.reset();
     finish_promoting();
     int alive[2];
     if (::pipe2(alive, O_CLOEXEC) != 0) return;
-    kept.push_back(alive[0]);
-    std::sort(kept.begin(), kept.end());
+    const int marks = fanotify_.valid() ? fanotify_.get() : inotify_.get();
     const pid_t keeper = ::fork();
     if (keeper == 0) {
-        // Only what it keeps stays open here: a pipe downstream of Caretz sees its end.
-        unsigned from = 0;
-        for (int fd : kept) {
-            if (static_cast<unsigned>(fd) > from) ::close_range(from, fd - 1, 0);
-            from = fd + 1;
-        }
-        ::close_range(from, ~0U, 0);
+        // 0 and 1 the watches, 2 the pipe: nothing else stays open here, so a pipe downstream
+        // of Caretz sees its end.
+        if (!arrange_fds({inotify_.get(), marks, alive[0]}, {0, 1, 2})) ::_exit(1);
         char byte;
-        while (::read(alive[0], &byte, 1) < 0 && errno == EINTR) {
+        while (::read(2, &byte, 1) < 0 && errno == EINTR) {
         }
         ::_exit(0);  // the end of file: Caretz has exited, and this closes the last descriptors
     }
