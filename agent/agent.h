@@ -30,6 +30,10 @@ public:
 
     TurnOutcome run_turn(const std::string& prompt, bool plan_mode, TurnInterrupt& interrupt);
 
+    const Conversation& conversation() const { return conversation_; }
+    // Starts from a conversation rebuilt elsewhere (a resumed transcript); nothing is recorded.
+    void restore(Conversation conversation) { conversation_ = std::move(conversation); }
+
 private:
     // Adds a result for every call of the reply, running them in order until one is
     // interrupted; true when the turn must stop.

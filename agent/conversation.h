@@ -44,4 +44,12 @@ struct ToolSpec {
 // history with invalid arguments.
 nlohmann::json arguments_object(const std::string& arguments);
 
+// A message as the transcript keeps it: {"role", "text", "tool_calls": [{"id", "name",
+// "arguments"}], "tool_call_id"}, the last two only where they apply.
+nlohmann::json message_json(const Message& message);
+nlohmann::json conversation_json(const Conversation& conversation);
+// The message `json` describes; throws std::invalid_argument naming what is wrong.
+Message message_from_json(const nlohmann::json& json);
+Conversation conversation_from_json(const nlohmann::json& json);
+
 }  // namespace caretz

@@ -8,7 +8,7 @@ namespace {
 
 using nlohmann::json;
 
-json message_json(const Message& m) {
+json openai_message(const Message& m) {
     switch (m.role) {
         case Message::Role::user:
             return {{"role", "user"}, {"content", m.text}};
@@ -54,7 +54,7 @@ std::optional<std::string> stream_error(const json& chunk) {
 json openai_request(const std::string& model, const std::string& system,
                     const Conversation& conversation, const std::vector<ToolSpec>& tools) {
     json messages = json::array({{{"role", "system"}, {"content", system}}});
-    for (const auto& m : conversation) messages.push_back(message_json(m));
+    for (const auto& m : conversation) messages.push_back(openai_message(m));
     json tool_list = json::array();
     for (const auto& t : tools) {
         tool_list.push_back(
