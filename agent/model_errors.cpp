@@ -1,5 +1,6 @@
 #include "agent/model_errors.h"
 
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 namespace caretz {
@@ -28,12 +29,31 @@ std::string json_message(const nlohmann::json& body) {
 
 }  // namespace
 
+namespace {
+
+// Characters a key is made of: an occurrence next to one of them is part of a longer word.
+bool key_character(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+}
+
+}  // namespace
+
 std::string hide_key(std::string text, std::string_view key) {
     static constexpr std::string_view kStandIn = "(the key)";
     if (key.empty()) return text;
-    for (size_t at = text.find(key); at != std::string::npos;
-         at = text.find(key, at + kStandIn.size()))
-        text.replace(at, key.size(), kStandIn);
+    // No ordinary word holds a key this long, and a longer word holding it still gives it away.
+    const bool hide_inside_words = key.size() >= kKeyHiddenInsideWords;
+    for (size_t at = text.find(key); at != std::string::npos;) {
+        const size_t end = at + key.size();
+        const bool alone = (at == 0 || !key_character(text[at - 1])) &&
+                           (end == text.size() || !key_character(text[end]));
+        if (alone || hide_inside_words) {
+            text.replace(at, key.size(), kStandIn);
+            at = text.find(key, at + kStandIn.size());
+        } else {
+            at = text.find(key, at + 1);
+        }
+    }
     return text;
 }
 

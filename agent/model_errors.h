@@ -7,10 +7,16 @@
 
 namespace caretz {
 
-// `text` with every occurrence of `key` replaced by "(the key)", for words that are not
-// Caretz's own (what the server said back, curl's failure) before they reach the screen. The
-// search goes on after each replacement, so a key that occurs in "(the key)" is replaced once
-// per occurrence in `text` and no more. An empty key leaves `text` as it is.
+// Keys at least this long are hidden even inside a longer word.
+inline constexpr size_t kKeyHiddenInsideWords = 16;
+
+// `text` with the key replaced by "(the key)" wherever it stands as a word of its own (not
+// next to a letter, digit, '-' or '_'), for words that are not Caretz's own (what the
+// server said back, curl's failure) before they reach the screen: a one-letter key for a local
+// server must not turn "tokens" into "to(the key)ens". A key of kKeyHiddenInsideWords or more
+// characters is hidden wherever it occurs. The search goes on after each replacement, so a key
+// that occurs in "(the key)" is replaced once per occurrence in `text`. An empty key leaves
+// `text` as it is.
 std::string hide_key(std::string text, std::string_view key);
 
 // What an error body says, in one line: the JSON error's message as OpenAI-compatible servers

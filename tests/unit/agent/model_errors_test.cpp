@@ -21,15 +21,19 @@ ModelSettings settings_with_key(std::string key, std::string base_url) {
 
 }  // namespace
 
-TEST_CASE("hide_key replaces each occurrence once, also a key that occurs in its stand-in") {
+TEST_CASE("hide_key hides the key where it stands as itself, and leaves other words whole") {
     struct Case {
         std::string key, text, hidden;
     };
     const Case cases[] = {
         {"", "Incorrect API key provided: ", "Incorrect API key provided: "},
-        {"k", "Incorrect API key provided: k", "Incorrect API (the key)ey provided: (the key)"},
-        {"e", "the key: e", "th(the key) k(the key)y: (the key)"},
-        {"y", "key y", "ke(the key) (the key)"},
+        {"k", "Incorrect API key provided: k", "Incorrect API key provided: (the key)"},
+        {"k", "prompt is too long: 9000 tokens > 8192 maximum; key k.",
+         "prompt is too long: 9000 tokens > 8192 maximum; key (the key)."},
+        {"k", "Bearer k, k-2 and k_3 and 2k", "Bearer (the key), k-2 and k_3 and 2k"},
+        {"e", "the key: e", "the key: (the key)"},
+        {"y", "key y", "key (the key)"},
+        {"sk-local", "sk-local-2 is not sk-local", "sk-local-2 is not (the key)"},
         {"the", "the key is the", "(the key) key is (the key)"},
         {"key", "Incorrect API key provided: key", "Incorrect API (the key) provided: (the key)"},
         {"(the key)", "provided: (the key), twice (the key)",
@@ -37,6 +41,7 @@ TEST_CASE("hide_key replaces each occurrence once, also a key that occurs in its
         {kRealKey, "Incorrect API key provided: " + kRealKey + ".",
          "Incorrect API key provided: (the key)."},
         {kRealKey, kRealKey + kRealKey, "(the key)(the key)"},
+        {kRealKey, "x" + kRealKey + "y", "x(the key)y"},
         {kRealKey, "nothing to hide", "nothing to hide"},
     };
     for (const auto& c : cases) {
