@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "agent/instructions.h"
 #include "agent/model_settings.h"
 #include "escalation/command_pipeline.h"
 #include "sandbox/sandbox.h"
@@ -21,7 +22,10 @@ struct AcpConfig {
     bool plan_mode = false;          // --plan
     std::optional<std::chrono::seconds> permission_timeout;
     ModelSettings model;
+    long context_window = 0;   // model.context_window; 0: not set
     std::string sessions_dir;  // where the transcripts go
+    // The AGENTS.md files for a session whose workspace is `cwd`.
+    std::function<Instructions(const std::string& cwd)> instructions_for;
 };
 
 // Serves the Agent Client Protocol (JSON-RPC 2.0, one message per line) on `in_fd` and

@@ -34,6 +34,20 @@ public:
     // Starts from a conversation rebuilt elsewhere (a resumed transcript); nothing is recorded.
     void restore(Conversation conversation) { conversation_ = std::move(conversation); }
 
+    // /clear: a new, empty conversation (the sandbox session goes on).
+    void clear();
+    // /compact: summarizes the older part of the conversation now, keeping `also_keep`
+    // especially. The outcome's error says why nothing changed.
+    TurnOutcome compact(const std::string& also_keep, TurnInterrupt& interrupt);
+
+    // The size of the conversation as the model saw it last: the prompt tokens the API
+    // reported for the latest request, or Caretz's estimate (`estimated`) before one.
+    struct ContextSize {
+        long tokens = 0;
+        bool estimated = true;
+    };
+    ContextSize context_size() const;
+
 private:
     // Adds a result for every call of the reply, running them in order until one is
     // interrupted; true when the turn must stop.
@@ -44,11 +58,28 @@ private:
     TurnOutcome failed(const std::string& error);
     void record(nlohmann::json entry);
 
+    // One request for the next reply, compacting the conversation first when it would not fit
+    // and once more, then sending again, when the server says that it did not.
+    ModelResult ask_model(const std::string& system, const std::vector<ToolSpec>& tools,
+                          TurnInterrupt& interrupt);
+    // Makes the conversation fit: old command outputs first, then a summary of the older
+    // part; `by_hand` (/compact) always summarizes. False when interrupted; `why_not` says
+    // why nothing could be compacted.
+    bool compact_conversation(size_t fixed, bool by_hand, const std::string& also_keep,
+                              TurnInterrupt& interrupt, std::string* why_not = nullptr);
+    // Asks the model for the summary of `older`; nullopt when it could not give one.
+    std::optional<std::string> summary_of(const Conversation& older, const std::string& also_keep,
+                                          TurnInterrupt& interrupt, bool& interrupted);
+    void count_usage(const TokenUsage& usage);
+    // What the system prompt and the tools add to each request outside plan mode, in bytes.
+    size_t fixed_bytes() const;
+
     AgentServices& services_;
     TurnView view_;
     Kind kind_;
     std::string name_;
     Conversation conversation_;
+    long context_tokens_ = 0;  // the latest request's prompt tokens as the API reported them
 };
 
 }  // namespace caretz

@@ -57,8 +57,13 @@ json anthropic_request(const std::string& model, const std::string& system,
         tool_list.push_back(
             {{"name", t.name}, {"description", t.description}, {"input_schema", t.parameters}});
     }
-    return {{"model", model},   {"max_tokens", max_tokens}, {"stream", true},
-            {"system", system}, {"messages", messages},     {"tools", tool_list}};
+    json request = {{"model", model},
+                    {"max_tokens", max_tokens},
+                    {"stream", true},
+                    {"system", system},
+                    {"messages", messages}};
+    if (!tool_list.empty()) request["tools"] = std::move(tool_list);
+    return request;
 }
 
 void AnthropicStream::feed(const SseEvent& event) {
@@ -71,6 +76,12 @@ void AnthropicStream::feed(const SseEvent& event) {
         const json& error = e.contains("error") && e["error"].is_object() ? e["error"] : e;
         throw ModelError("the model API reported: " + string_at(error, "message") + " (" +
                          string_at(error, "type") + ")");
+    }
+    if (type == "message_start" && e.contains("message") && e["message"].is_object() &&
+        e["message"].contains("usage")) {
+        take_usage(e["message"]["usage"]);
+    } else if (type == "message_delta" && e.contains("usage")) {
+        take_usage(e["usage"]);
     }
     if (type == "content_block_start") {
         start_block(e);
@@ -113,8 +124,21 @@ void AnthropicStream::take_delta(const json& event) {
     }
 }
 
+// The prompt's tokens are the uncached ones plus those written to and read from the cache;
+// message_delta repeats the counts so far.
+void AnthropicStream::take_usage(const json& usage) {
+    if (!usage.is_object()) return;
+    auto count = [&usage](const char* key) {
+        return usage.contains(key) && usage[key].is_number_integer() ? usage[key].get<long>() : 0;
+    };
+    long input = count("input_tokens") + count("cache_creation_input_tokens") +
+                 count("cache_read_input_tokens");
+    if (input > 0) usage_.input = input;
+    if (long output = count("output_tokens"); output > 0) usage_.output = output;
+}
+
 AssistantReply AnthropicStream::reply() const {
-    AssistantReply reply{text_, {}};
+    AssistantReply reply{text_, {}, usage_};
     for (const auto& [index, tool] : tools_) {
         ToolCall call = tool.call;
         if (call.arguments.empty())

@@ -34,11 +34,13 @@ private:
 
     void start_block(const nlohmann::json& event);
     void take_delta(const nlohmann::json& event);
+    void take_usage(const nlohmann::json& usage);
 
     TextSink on_text_;
     std::string text_;
     std::map<int, ToolBlock> tools_;  // by content block index
     bool stopped_ = false;
+    TokenUsage usage_;
 };
 
 }  // namespace caretz

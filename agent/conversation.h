@@ -15,10 +15,17 @@ struct ToolCall {
     bool operator==(const ToolCall&) const = default;
 };
 
+// The tokens one request took, as the API reported them; 0 where it reported nothing.
+struct TokenUsage {
+    long input = 0;   // the prompt: system, tools and conversation
+    long output = 0;  // the answer
+};
+
 // What the model answered in one request: text, tool calls, or both.
 struct AssistantReply {
     std::string text;
     std::vector<ToolCall> tool_calls;
+    TokenUsage usage;
 };
 
 // One entry of a conversation, in a form both providers' APIs can be built from.

@@ -122,6 +122,7 @@ ModelResult ModelClient::ask(const std::string& system, const Conversation& conv
         }
         if (!consumer.error().empty()) {
             out.error = consumer.error();
+            out.overflow = context_overflow(0, out.error);
             return out;
         }
         if (http.status == 0) {
@@ -131,6 +132,11 @@ ModelResult ModelClient::ask(const std::string& system, const Conversation& conv
             return out;
         }
         if (http.status < 200 || http.status >= 300) {
+            // Sending it again could only fail again: the caller compacts first.
+            if ((out.overflow = context_overflow(http.status, http.error_body))) {
+                out.error = http_failure_message(settings_, http.status, http.error_body, attempt);
+                return out;
+            }
             auto wait = retry_.wait_before_retry(attempt, http.status, http.retry_after,
                                                  std::time(nullptr));
             if (!wait) {

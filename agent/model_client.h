@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/context_window.h"
 #include "agent/conversation.h"
 #include "agent/model_settings.h"
 #include "agent/retry_policy.h"
@@ -19,6 +20,8 @@ struct ModelResult {
     AssistantReply reply;      // when interrupted: what had arrived
     std::string error;         // one line for the user; empty on success
     bool interrupted = false;  // the user pressed Ctrl-C
+    // The error says that the request does not fit the model's context window.
+    std::optional<ContextOverflow> overflow;
 
     bool ok() const { return error.empty() && !interrupted; }
 };
@@ -45,6 +48,8 @@ public:
     std::optional<std::string> reachability_problem(std::chrono::milliseconds timeout) const;
 
     const ModelSettings& settings() const { return settings_; }
+    // /model: the next requests go to `model`.
+    void set_model(std::string model) { settings_.model = std::move(model); }
 
 private:
     std::vector<std::string> headers() const;

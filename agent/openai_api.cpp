@@ -62,7 +62,14 @@ json openai_request(const std::string& model, const std::string& system,
              {"function",
               {{"name", t.name}, {"description", t.description}, {"parameters", t.parameters}}}});
     }
-    return {{"model", model}, {"stream", true}, {"messages", messages}, {"tools", tool_list}};
+    // The last chunk then reports the tokens the request took (OpenAI, vLLM, llama.cpp and
+    // Ollama all honour it); an empty tool list is refused by OpenAI, so none is sent.
+    json request = {{"model", model},
+                    {"stream", true},
+                    {"stream_options", {{"include_usage", true}}},
+                    {"messages", messages}};
+    if (!tool_list.empty()) request["tools"] = std::move(tool_list);
+    return request;
 }
 
 void OpenAiStream::feed(const SseEvent& event) {
@@ -75,6 +82,7 @@ void OpenAiStream::feed(const SseEvent& event) {
         throw ModelError("the model API sent a stream event that is not a JSON object: " +
                          event.data.substr(0, 200));
     if (auto error = stream_error(chunk)) throw ModelError("the model API reported: " + *error);
+    if (chunk.contains("usage") && chunk["usage"].is_object()) take_usage(chunk["usage"]);
     if (!chunk.contains("choices") || !chunk["choices"].is_array() || chunk["choices"].empty())
         return;  // a usage or keep-alive chunk
     const json& choice = chunk["choices"][0];
@@ -120,8 +128,15 @@ void OpenAiStream::take_tool_call_delta(const json& delta) {
     }
 }
 
+void OpenAiStream::take_usage(const json& usage) {
+    if (usage.contains("prompt_tokens") && usage["prompt_tokens"].is_number_integer())
+        usage_.input = usage["prompt_tokens"].get<long>();
+    if (usage.contains("completion_tokens") && usage["completion_tokens"].is_number_integer())
+        usage_.output = usage["completion_tokens"].get<long>();
+}
+
 AssistantReply OpenAiStream::reply() const {
-    AssistantReply reply{text_, {}};
+    AssistantReply reply{text_, {}, usage_};
     for (const auto& [index, call] : calls_) {
         ToolCall c = call;
         if (c.id.empty()) c.id = "call_" + std::to_string(index);

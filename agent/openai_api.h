@@ -16,7 +16,8 @@ nlohmann::json openai_request(const std::string& model, const std::string& syste
                               const Conversation& conversation, const std::vector<ToolSpec>& tools);
 
 // Assembles a chat completions stream: `choices[0].delta` content and tool call deltas, whose
-// arguments arrive in pieces keyed by the call's index, until a finish_reason or [DONE].
+// arguments arrive in pieces keyed by the call's index, until a finish_reason or [DONE]; and
+// the usage chunk that stream_options.include_usage asks for.
 class OpenAiStream : public StreamAssembler {
 public:
     explicit OpenAiStream(TextSink on_text) : on_text_(std::move(on_text)) {}
@@ -27,11 +28,13 @@ public:
 
 private:
     void take_tool_call_delta(const nlohmann::json& delta);
+    void take_usage(const nlohmann::json& usage);
 
     TextSink on_text_;
     std::string text_;
     std::map<int, ToolCall> calls_;  // by the index the stream gives each call
     int last_index_ = -1;
+    TokenUsage usage_;
     bool done_ = false;
     bool finished_ = false;
 };

@@ -28,6 +28,11 @@ constexpr const char* kHelp =
     "/allowances  commands you allowed outside the sandbox for this session\n"
     "/sandbox     the sandbox in force: paths, environment, network, and what set each\n"
     "/jobs        the model's background jobs\n"
+    "/compact [WHAT]  summarize the older conversation now to free the model's context,\n"
+    "             keeping WHAT especially; Caretz also does it by itself before the window fills\n"
+    "/clear       start a new conversation in the same sandbox session\n"
+    "/status      model, context used, tokens spent, sandbox mode, allowances, AGENTS.md files\n"
+    "/model NAME  use model NAME for the next requests of this conversation\n"
     "/help        this text\n"
     "/quit        leave Caretz (Ctrl-D too)\n";
 
@@ -49,9 +54,15 @@ public:
           model_(config.model),
           transcript_(config.transcript_path,
                       transcript_header(config.pipeline.session_id, config.model, config.cwd)),
-          services_{model_, commands_, transcript_,
-                    PromptFacts{config.cwd, config.shell, false, false, !config.fresh_per_command},
-                    terminal},
+          services_{model_,
+                    commands_,
+                    transcript_,
+                    PromptFacts{config.cwd, config.shell, false, false, !config.fresh_per_command,
+                                config.instructions.text},
+                    terminal,
+                    0,
+                    ContextBudget(config.context_window, config.model.model),
+                    {}},
           agent_(services_, TurnView(view), Agent::Kind::main, "main") {}
 
     // Handles one line; false when the user asked to leave.
@@ -68,6 +79,15 @@ public:
             toggle_plan_mode();
         } else if (line == "/jobs") {
             list_jobs();
+        } else if (line == "/compact" || line.starts_with("/compact ")) {
+            compact(line.substr(std::string_view("/compact").size()));
+        } else if (line == "/clear") {
+            agent_.clear();
+            say("Started a new conversation; the sandbox session, its shell and its jobs go on.\n");
+        } else if (line == "/status") {
+            show_status();
+        } else if (line == "/model" || line.starts_with("/model ")) {
+            change_model(line.substr(std::string_view("/model").size()));
         } else if (line[0] == '/' && line.find(' ') == std::string::npos &&
                    line.find('/', 1) == std::string::npos) {
             say("caretz: there is no command " + shown_escaped(line) + "; /help lists them\n");
@@ -135,6 +155,78 @@ private:
         say(plan_mode_ ? "Plan mode is on: commands run in a read-only sandbox, and nothing runs "
                          "outside it.\n"
                        : "Plan mode is off.\n");
+    }
+
+    void compact(std::string what) {
+        what.erase(0, what.find_first_not_of(" \t"));
+        TurnInterrupt interrupt(terminal_);
+        TurnOutcome outcome = agent_.compact(what, interrupt);
+        if (outcome.interrupted)
+            say("caretz: compacting stopped (Ctrl-C); nothing changed\n");
+        else if (!outcome.error.empty())
+            say("caretz: nothing to compact: " + outcome.error + "\n");
+        warn_about_transcript();
+    }
+
+    void change_model(std::string name) {
+        name.erase(0, name.find_first_not_of(" \t"));
+        name.erase(name.find_last_not_of(" \t") + 1);
+        if (name.empty() || name.find_first_of(" \t") != std::string::npos) {
+            say("caretz: the model is " + shown_escaped(model_.settings().model) +
+                "; /model NAME uses another for the next requests\n");
+            return;
+        }
+        model_.set_model(name);
+        services_.budget.set_model(name);
+        transcript_.record({{"type", "model"}, {"model", name}});
+        const long window = services_.budget.window();
+        say("The next requests go to " + shown_escaped(name) + " (context window: " +
+            (window > 0 ? std::to_string(window) + " tokens" : std::string("unknown")) + ").\n");
+    }
+
+    void show_status() {
+        const ModelSettings& model = model_.settings();
+        const ContextBudget& budget = services_.budget;
+        const Agent::ContextSize used = agent_.context_size();
+        std::string context =
+            (used.estimated ? "about " : "") + std::to_string(used.tokens) + " tokens";
+        if (budget.window() > 0)
+            context += " of " + std::to_string(budget.window()) + " (" +
+                       std::to_string(used.tokens * 100 / budget.window()) + "%; window from " +
+                       budget.window_source() + ")";
+        else
+            context +=
+                "; the window is unknown until the server states it (config key "
+                "model.context_window sets it)";
+        const SessionUsage& usage = services_.usage;
+        std::string text =
+            "Model:        " + shown_escaped(model.model) + " (" +
+            (model.provider == Provider::anthropic ? "anthropic" : "openai") + " API at " +
+            shown_escaped(model.base_url) + ")\n" + "Session:      " + config_.pipeline.session_id +
+            " (transcript " + transcript_.path() + ")\n" + "Context:      " + context + "\n" +
+            "Spent:        " + std::to_string(usage.input) + " tokens in, " +
+            std::to_string(usage.output) + " out, over " + std::to_string(usage.requests) +
+            (usage.requests == 1 ? " request" : " requests") + "; " +
+            std::to_string(usage.compactions) +
+            (usage.compactions == 1 ? " compaction\n" : " compactions\n") + "Sandbox:      " +
+            (config_.fresh_per_command ? "a fresh sandbox per command (--no-session)"
+                                       : "one sandbox session") +
+            (plan_mode_ ? ", plan mode" : "") + "; --ask-sandbox-off " +
+            (config_.pipeline.ask_sandbox_off ? "on" : "off") + "\n" +
+            "Allowances:   " + std::to_string(commands_.allowances().list().size()) +
+            " commands allowed outside the sandbox for this session (/allowances lists them)\n";
+        if (config_.instructions.files.empty()) {
+            text += "Instructions: no AGENTS.md file\n";
+        } else {
+            for (size_t i = 0; i < config_.instructions.files.size(); ++i) {
+                const InstructionFile& f = config_.instructions.files[i];
+                text += std::string(i == 0 ? "Instructions: " : "              ") +
+                        shown_escaped(f.path) + " (" + std::to_string(f.bytes) + " bytes" +
+                        (f.used < f.bytes ? ", " + std::to_string(f.used) + " of them sent" : "") +
+                        ")\n";
+            }
+        }
+        say(text);
     }
 
     void list_allowances() {

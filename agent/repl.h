@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/instructions.h"
 #include "agent/model_settings.h"
 #include "agent/sandbox_report.h"
 #include "escalation/command_pipeline.h"
@@ -34,6 +35,8 @@ struct ReplConfig {
     std::optional<std::chrono::seconds> permission_timeout;  // for the offer on the terminal
     NoticeSettings notice;  // how a question on the terminal makes itself noticed
     ModelSettings model;
+    long context_window = 0;      // model.context_window; 0: not set
+    Instructions instructions;    // the AGENTS.md files
     std::string first_prompt;     // -p
     bool print = false;           // --print
     std::string transcript_path;  // the session's transcript file
@@ -41,7 +44,8 @@ struct ReplConfig {
 
 // Caretz's session. On a terminal: a prompt with line editing and history, where text goes to
 // the model (its answer streams live), `!COMMAND` runs a command in the sandbox, `/plan`,
-// `/allowances`, `/sandbox`, `/jobs`, `/help` and `/quit` do what /help says, Ctrl-C stops the
+// `/allowances`, `/sandbox`, `/jobs`, `/compact`, `/clear`, `/status`, `/model`, `/help` and
+// `/quit` do what /help says, Ctrl-C stops the
 // current turn and Ctrl-D leaves; `-p` gives the first prompt. With `--print`, or `-p` without a
 // terminal: runs the one prompt to the end, prints the final answer on stdout and never asks.
 // With stdin not a terminal and no prompt: reads lines and handles each as typed. Returns

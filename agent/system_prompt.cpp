@@ -40,6 +40,13 @@ std::string system_prompt(const PromptFacts& facts) {
             "\nPlan mode is on: the sandbox is read-only everywhere except /tmp. Investigate "
             "and propose a plan; do not try to change anything.\n";
     text += "\nBe brief. Quote the output that matters rather than all of it.\n";
+    if (!facts.instructions.empty())
+        text +=
+            "\nInstructions from AGENTS.md files follow: the machine's, the user's, then the "
+            "workspace's from the repository's top down, the more specific last. Follow them "
+            "in your work. They do not change the sandbox, what may run outside it, or your "
+            "tools.\n\n" +
+            facts.instructions;
     return text;
 }
 

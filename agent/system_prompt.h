@@ -11,6 +11,8 @@ struct PromptFacts {
     bool plan_mode = false;
     bool subagent = false;
     bool background_jobs = true;  // false with --no-session
+    // The AGENTS.md files' text (load_instructions); empty when there are none.
+    std::string instructions;
 };
 
 // The system prompt. It describes the sandbox the model's commands run in, and nothing else:

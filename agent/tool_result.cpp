@@ -18,6 +18,13 @@ std::string rendered_file_output(std::string_view bytes, int columns) {
     return capture.text();
 }
 
+// Where a cut at `at` goes to keep whole lines: after the newline before it, when there is
+// one in the last quarter of the way.
+size_t line_start_before(std::string_view text, size_t at) {
+    size_t newline = text.rfind('\n', at == 0 ? 0 : at - 1);
+    return newline != std::string_view::npos && newline + 1 >= at - at / 4 ? newline + 1 : at;
+}
+
 void append_output(std::string& text, const std::string& output) {
     if (output.find_first_not_of(" \t\r\n") == std::string::npos) {
         text += "(no output)\n";
@@ -29,7 +36,23 @@ void append_output(std::string& text, const std::string& output) {
 
 }  // namespace
 
-std::string command_result_text(const CommandOutcome& outcome, bool interrupted) {
+std::string bounded_output(const std::string& output, size_t limit) {
+    if (output.size() <= limit) return output;
+    const std::string_view text(output);
+    const size_t head = line_start_before(text, limit / 3);
+    size_t tail = text.size() - (limit - limit / 3);
+    size_t newline = text.find('\n', tail);
+    if (newline != std::string_view::npos && newline < tail + limit / 8) tail = newline + 1;
+    std::string out(text.substr(0, head));
+    if (!out.empty() && out.back() != '\n') out += '\n';
+    out += "[... " + std::to_string(tail - head) +
+           " bytes of output left out: a result holds at most " + std::to_string(limit) +
+           " bytes ...]\n";
+    out += text.substr(tail);
+    return out;
+}
+
+std::string command_result_text(const CommandOutcome& outcome, bool interrupted, size_t limit) {
     std::string text;
     if (outcome.ran_on_host) {
         text += kRanOutsideNote;
@@ -40,7 +63,7 @@ std::string command_result_text(const CommandOutcome& outcome, bool interrupted)
     if (outcome.shell_exited)
         text += " (the command ended the session shell; the next command starts a fresh one)";
     text += "\n";
-    append_output(text, outcome.output);
+    append_output(text, bounded_output(outcome.output, limit));
     return text;
 }
 
@@ -56,7 +79,7 @@ std::string job_state_text(const JobReport& report) {
     return "unknown";
 }
 
-std::string job_report_text(int id, const JobReport& report, int columns) {
+std::string job_report_text(int id, const JobReport& report, int columns, size_t limit) {
     std::string text = "job " + std::to_string(id) + ": " + job_state_text(report) + "; " +
                        std::to_string(report.output_bytes) + " bytes of output\n";
     std::string output = rendered_file_output(report.output_head, columns);
@@ -73,7 +96,7 @@ std::string job_report_text(int id, const JobReport& report, int columns) {
         output += "[... " + std::to_string(omitted) + " bytes of output omitted ...]\n";
         output += rendered_file_output(tail, columns);
     }
-    append_output(text, output);
+    append_output(text, bounded_output(output, limit));
     return text;
 }
 

@@ -57,7 +57,7 @@ ToolOutcome ToolRunner::run_shell(const std::string& command, bool plan_mode,
     }
     ToolOutcome out;
     out.interrupted = interrupt.requested();
-    out.content = command_result_text(outcome, out.interrupted);
+    out.content = command_result_text(outcome, out.interrupted, services_.budget.result_limit());
     view_.command_finished(outcome.exit_code, out.content);
     out.record = {{"command", command},
                   {"ran", outcome.ran_on_host ? "host" : "sandbox"},
@@ -101,7 +101,8 @@ ToolOutcome ToolRunner::job_output(int id) {
         auto report = services_.commands.job_report(id, true);
         if (!report) return error_outcome("there is no background job " + std::to_string(id));
         ToolOutcome out;
-        out.content = job_report_text(id, *report, services_.commands.columns());
+        out.content = job_report_text(id, *report, services_.commands.columns(),
+                                      services_.budget.result_limit());
         out.record = {{"job_id", id}, {"ran", "none"}, {"state", job_state_text(*report)}};
         return out;
     } catch (const SandboxStartError& e) {

@@ -63,6 +63,13 @@ public:
                                  layer.audit_syslog = boolean(v, p);
                                  return true;
                              });
+                } else if (key == "model") {
+                    each_key(object_of(value, path), path, "model setting",
+                             [&](const std::string& k, const json& v, auto& p) {
+                                 if (k != "context_window") return false;
+                                 layer.context_window = positive_count(v, p);
+                                 return true;
+                             });
                 } else if (key == "sandbox_off") {
                     each_key(object_of(value, path), path, "sandbox_off setting",
                              [&](const std::string& k, const json& v, auto& p) {
@@ -157,6 +164,12 @@ private:
                      }
                      return true;
                  });
+    }
+
+    long positive_count(const json& value, const std::vector<std::string>& path) {
+        if (!value.is_number_integer() || value.get<long>() <= 0)
+            fail(path, "must be a whole number of tokens above 0, such as 131072");
+        return value.get<long>();
     }
 
     bool boolean(const json& value, const std::vector<std::string>& path) {
@@ -270,6 +283,7 @@ void lay_over(ConfigLayer& below, const ConfigLayer& above) {
     if (above.notify) below.notify = above.notify;
     if (above.notify_command) below.notify_command = above.notify_command;
     if (above.audit_syslog) below.audit_syslog = above.audit_syslog;
+    if (above.context_window) below.context_window = above.context_window;
     if (above.always_allow) below.always_allow = above.always_allow;
     for (const auto& [key, source] : above.sources) below.sources[key] = source;
 }
@@ -437,6 +451,7 @@ Settings merge_settings(const std::vector<SourcedLayer>& layers) {
     settings.notice.command = merged.notify_command.value_or(std::vector<std::string>{});
     settings.sources = merged.sources;
     settings.audit_syslog = merged.audit_syslog.value_or(false);
+    settings.context_window = merged.context_window.value_or(0);
     settings.always_allow = merged.always_allow.value_or(std::vector<std::string>{});
     return settings;
 }

@@ -38,6 +38,8 @@ struct ConfigLayer {
     // administrator wrote (and its profiles) may set it: no flag does, never a workspace.
     std::optional<std::vector<std::string>> notify_command;
     std::optional<bool> audit_syslog;
+    // "model.context_window": the model's window in tokens, for servers Caretz cannot know.
+    std::optional<long> context_window;
     // "sandbox.open_host_run": false, only in a machine policy: sandbox.writable may not open a
     // path of the table of what the host runs later.
     std::optional<bool> open_host_run;
@@ -71,6 +73,7 @@ struct Settings {
     PolicySettings sandbox;
     NoticeSettings notice;
     bool audit_syslog = false;  // each audit line also goes to syslog
+    long context_window = 0;    // model.context_window; 0: not set
     std::vector<std::string> always_allow;
     // Where each setting in force came from, by its dotted name; a key that is absent has its
     // default value.

@@ -4,6 +4,7 @@
 #include <future>
 
 #include "agent/acp_server.h"
+#include "agent/instructions.h"
 #include "agent/model_settings.h"
 #include "agent/repl.h"
 #include "agent/transcript.h"
@@ -60,6 +61,10 @@ int run_acp(const CommandLine& cl, const Settings& settings) {
     acp.plan_mode = cl.plan;
     acp.permission_timeout = settings.permission_timeout;
     acp.model = resolve_model_settings(ModelFlags{cl.provider, cl.model, cl.base_url}, user.env);
+    acp.context_window = settings.context_window;
+    acp.instructions_for = [user](const std::string& cwd) {
+        return load_instructions(kMachineInstructionsDir, config_dir(user.home), cwd);
+    };
     acp.sessions_dir = Transcript::sessions_dir(user.home);
     return serve_acp_on_stdio(acp);
 }
@@ -120,6 +125,8 @@ int main(int argc, char** argv) {
     repl.permission_timeout = settings->permission_timeout;
     repl.notice = settings->notice;
     repl.model = resolve_model_settings(ModelFlags{cl.provider, cl.model, cl.base_url}, user.env);
+    repl.context_window = settings->context_window;
+    repl.instructions = load_instructions(kMachineInstructionsDir, config_dir(user.home), user.cwd);
     repl.first_prompt = cl.prompt;
     repl.print = cl.print;
     repl.transcript_path =

@@ -17,6 +17,19 @@
     model_server.py last-user REQUESTS_FILE N     the last user text in request N
     model_server.py system REQUESTS_FILE N        the system prompt of request N
     model_server.py count REQUESTS_FILE           how many requests came
+    model_server.py sizes REQUESTS_FILE           per POST: its tokens, its answer's status and
+                                                  whether it was a summary request, a line each
+
+SCRIPT is a list of turns, or {"turns": [...], "summaries": [...]}: a request without tools
+(Caretz asking for a summary of an older conversation) takes the next of "summaries" instead,
+and gets HTTP 500 when there is none left.
+
+With MODEL_SERVER_CONTEXT=N the model has a context window of N tokens (a token being 4 bytes
+of the request's system, messages and tools as JSON): a larger request gets HTTP 400 with the
+error body OpenAI sends (context_length_exceeded, "maximum context length is N tokens") or, on
+/messages, the one Anthropic sends ("prompt is too long: M tokens > N maximum"), and takes no
+turn. Every streamed answer reports the request's tokens as usage (OpenAI: in a last chunk when
+stream_options.include_usage asks for it; Anthropic: in message_start).
 
 A turn is an object with any of:
     "text": the answer's text, streamed in small pieces
@@ -43,7 +56,12 @@ def arguments_text(call):
     return args if isinstance(args, str) else json.dumps(args)
 
 
-def openai_events(turn):
+def request_tokens(body):
+    parts = [body.get("system", ""), body.get("messages", []), body.get("tools", [])]
+    return (len(json.dumps(parts)) + 3) // 4
+
+
+def openai_events(turn, usage=None):
     def chunk(delta, finish=None):
         return {"id": "chatcmpl-e2e", "object": "chat.completion.chunk", "model": "e2e",
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
@@ -64,14 +82,18 @@ def openai_events(turn):
         for piece in pieces(args, 5):
             yield chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
     yield chunk({}, "tool_calls" if turn.get("tool_calls") else "stop")
+    if usage is not None:
+        yield {"id": "chatcmpl-e2e", "object": "chat.completion.chunk", "model": "e2e",
+               "choices": [], "usage": {"prompt_tokens": usage, "completion_tokens": 10,
+                                        "total_tokens": usage + 10}}
     yield "[DONE]"
 
 
-def anthropic_events(turn):
+def anthropic_events(turn, usage=1):
     yield {"type": "message_start",
            "message": {"id": "msg_e2e", "type": "message", "role": "assistant", "content": [],
                        "model": "e2e", "stop_reason": None,
-                       "usage": {"input_tokens": 1, "output_tokens": 1}}}
+                       "usage": {"input_tokens": usage, "output_tokens": 1}}}
     yield {"type": "ping"}
     index = 0
     if turn.get("text"):
@@ -103,6 +125,18 @@ def anthropic_events(turn):
     yield {"type": "message_stop"}
 
 
+def overflow_body(anthropic, tokens, window):
+    if anthropic:
+        return {"type": "error", "error": {
+            "type": "invalid_request_error",
+            "message": "prompt is too long: %d tokens > %d maximum" % (tokens, window)}}
+    return {"error": {
+        "message": "This model's maximum context length is %d tokens. However, your messages "
+                   "resulted in %d tokens. Please reduce the length of the messages."
+                   % (window, tokens),
+        "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -128,21 +162,35 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 {"id": "e2e-model", "object": "model"}]}})
 
     def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         server = self.server
+        anthropic = self.path.endswith("/messages")
+        tokens = request_tokens(body)
+        summary = not body.get("tools")
+        window = int(os.environ.get("MODEL_SERVER_CONTEXT", "0"))
         with server.lock:
+            if window and tokens > window:
+                turn = {"status": 400, "body": overflow_body(anthropic, tokens, window)}
+            elif summary:
+                turn = server.summaries.pop(0) if server.summaries else {
+                    "status": 500, "body": {"error": {"message": "the test script has no summary"}}}
+            else:
+                turn = server.turns.pop(0) if server.turns else {
+                    "status": 500, "body": {"error": {"message": "the test script has no more turns"}}}
             with open(server.requests_path, "a") as log:
-                log.write(json.dumps({"path": self.path, "body": json.loads(body)}) + "\n")
-            turn = server.turns.pop(0) if server.turns else {
-                "status": 500, "body": {"error": {"message": "the test script has no more turns"}}}
+                log.write(json.dumps({"path": self.path, "body": body, "tokens": tokens,
+                                      "summary": summary,
+                                      "status": turn.get("status", 200)}) + "\n")
         if "status" in turn:
             self.send_error_turn(turn)
         elif "raw" in turn:
             self.send_page(turn["raw"])
-        elif self.path.endswith("/messages"):
-            self.stream(turn, anthropic_events(turn), anthropic=True)
+        elif anthropic:
+            self.stream(turn, anthropic_events(turn, tokens), anthropic=True)
         else:
-            self.stream(turn, openai_events(turn), anthropic=False)
+            wants_usage = (body.get("stream_options") or {}).get("include_usage")
+            self.stream(turn, openai_events(turn, tokens if wants_usage else None),
+                        anthropic=False)
 
     def send_error_turn(self, turn):
         data = json.dumps(turn.get("body", {"error": {"message": "scripted failure"}})).encode()
@@ -195,9 +243,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 def serve(script_path, port_path, requests_path):
     with open(script_path) as f:
-        turns = json.load(f)
+        script = json.load(f)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.turns = turns
+    server.turns = script["turns"] if isinstance(script, dict) else script
+    server.summaries = script.get("summaries", []) if isinstance(script, dict) else []
     server.lock = threading.Lock()
     server.requests_path = requests_path
     open(requests_path, "w").close()
@@ -258,6 +307,11 @@ def main(argv):
     all_requests = requests(argv[2])
     if command == "count":
         print(len(all_requests))
+        return 0
+    if command == "sizes":
+        for r in all_requests:
+            if "body" in r:
+                print(r.get("tokens"), r.get("status"), "summary" if r.get("summary") else "turn")
         return 0
     request = all_requests[int(argv[3]) - 1]
     if command == "tool-result":

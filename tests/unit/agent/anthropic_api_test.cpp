@@ -124,6 +124,7 @@ TEST_CASE("Anthropic request: tool results ride in user messages, one role per m
     CHECK(body["max_tokens"] == 1000);
     CHECK(body["tools"][0] ==
           json{{"name", "shell"}, {"description", "runs"}, {"input_schema", {{"type", "object"}}}});
+    CHECK_FALSE(anthropic_request("claude", "S", c, {}, 1000).contains("tools"));
     const json& m = body["messages"];
     REQUIRE(m.size() == 3);
     CHECK(m[0]["role"] == "user");
@@ -139,4 +140,23 @@ TEST_CASE("Anthropic request: tool results ride in user messages, one role per m
     CHECK(m[2]["content"][1]["tool_use_id"] == "t2");
     CHECK(m[2]["content"][2] == json{{"type", "text"}, {"text", "and now?"}});
     CHECK(m[2]["content"][3] == json{{"type", "text"}, {"text", "hello?"}});
+}
+
+TEST_CASE("Anthropic stream: usage counts cached prompt tokens too, and the answer's",
+          "[anthropic]") {
+    AnthropicStream stream(nullptr);
+    stream.feed(event({{"type", "message_start"},
+                       {"message",
+                        {{"id", "msg"},
+                         {"usage",
+                          {{"input_tokens", 120},
+                           {"cache_creation_input_tokens", 3000},
+                           {"cache_read_input_tokens", 50000},
+                           {"output_tokens", 1}}}}}}));
+    stream.feed(event({{"type", "message_delta"},
+                       {"delta", {{"stop_reason", "end_turn"}}},
+                       {"usage", {{"output_tokens", 321}}}}));
+    stream.feed(event({{"type", "message_stop"}}));
+    CHECK(stream.reply().usage.input == 53120);
+    CHECK(stream.reply().usage.output == 321);
 }

@@ -135,4 +135,17 @@ TEST_CASE("OpenAI request: system first, tool calls and results, tools as functi
           json{{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "exit status: 0\n"}});
     CHECK(body["tools"][0]["type"] == "function");
     CHECK(body["tools"][0]["function"]["name"] == "shell");
+    // The stream's last chunk reports the tokens, which tell how full the context is.
+    CHECK(body["stream_options"] == json{{"include_usage", true}});
+    // A request without tools (a summary) carries no empty list, which OpenAI refuses.
+    CHECK_FALSE(openai_request("m", "S", c, {}).contains("tools"));
+}
+
+TEST_CASE("OpenAI stream: the usage chunk's tokens come with the reply", "[openai]") {
+    OpenAiStream stream(nullptr);
+    stream.feed(data(delta({{"content", "hi"}}, "stop")));
+    stream.feed(data({{"choices", json::array()},
+                      {"usage", {{"prompt_tokens", 9120}, {"completion_tokens", 14}}}}));
+    CHECK(stream.reply().usage.input == 9120);
+    CHECK(stream.reply().usage.output == 14);
 }

@@ -102,3 +102,28 @@ TEST_CASE("tool result: a job's report has its state, then head and tail", "[too
     CHECK(text.find("job 5: ended by signal 15; 1000 bytes of output\nstart\n") == 0);
     CHECK(text.find("[... 989 bytes of output omitted ...]\nlast\n") != std::string::npos);
 }
+
+TEST_CASE("tool result: one command's output is bounded, keeping its start and its end",
+          "[tool_result]") {
+    std::string output;
+    for (int i = 0; i < 5000; ++i) output += "line " + std::to_string(i) + " of a long log\n";
+    CommandOutcome o;
+    o.exit_code = 1;
+    o.output = output;
+    const std::string text = command_result_text(o, false, 4096);
+    CHECK(text.size() < 4096 + 200);
+    CHECK(text.starts_with("exit status: 1\nline 0 of a long log\n"));
+    CHECK(text.ends_with("line 4999 of a long log\n"));
+    CHECK(text.find("bytes of output left out: a result holds at most 4096 bytes ...]\n") !=
+          std::string::npos);
+    // Cut at line boundaries: every line is whole.
+    for (size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1) {
+        const std::string line = text.substr(at, end - at);
+        INFO(line);
+        CHECK((line.starts_with("line ") ? line.ends_with(" of a long log") : true));
+    }
+    // The default bound is the README's 16 KiB.
+    CHECK(command_result_text(o, false).size() < kResultOutputLimit + 200);
+    o.output = "short\n";
+    CHECK(command_result_text(o, false, 4096) == "exit status: 1\nshort\n");
+}

@@ -20,6 +20,7 @@ TEST_CASE("a config file sets every documented key") {
         "ask_sandbox_off": true,
         "permission_timeout": "5m",
         "allow_docker": true,
+        "model": {"context_window": 32768},
         "sandbox": {
             "writable": ["~/cache"],
             "hidden": ["~/.kube"],
@@ -33,6 +34,7 @@ TEST_CASE("a config file sets every documented key") {
     CHECK(s.ask_sandbox_off);
     CHECK(s.permission_timeout == std::chrono::seconds(300));
     CHECK(s.sandbox.allow_docker);
+    CHECK(s.context_window == 32768);
     CHECK(s.sandbox.writable == std::vector<std::string>{"~/cache"});
     CHECK(s.sandbox.hidden == std::vector<std::string>{"~/.kube"});
     CHECK(s.sandbox.env.at("LANG") == "C.UTF-8");
@@ -235,4 +237,16 @@ TEST_CASE("audit.syslog is off unless the config or a profile turns it on") {
                       Contains("\"audit.syslog\" must be true or false"));
     CHECK_THROWS_WITH(parse_config(R"({"audit": {"file": "/x"}})", "c.json"),
                       Contains("\"audit.file\" is not a known audit setting"));
+}
+
+TEST_CASE("model.context_window must be a count of tokens above 0") {
+    for (const char* bad :
+         {R"({"model": {"context_window": 0}})", R"({"model": {"context_window": "128k"}})",
+          R"({"model": {"context_window": 1.5}})"}) {
+        INFO(bad);
+        CHECK_THROWS_WITH(parse_config(bad, "config.json"),
+                          Contains("\"model.context_window\" must be a whole number of tokens"));
+    }
+    CHECK_THROWS_WITH(parse_config(R"({"model": {"name": "x"}})", "config.json"),
+                      Contains("\"model.name\" is not a known model setting"));
 }
