@@ -15,13 +15,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A work tree's top: `.git` is a repository (it has HEAD) or a file naming one (a linked
+// worktree, a submodule). An empty `.git` folder is no repository.
+bool work_tree_top(const fs::path& dir) {
+    std::error_code error;
+    const fs::path git = dir / ".git";
+    if (fs::is_directory(git, error)) return fs::exists(git / "HEAD", error);
+    return fs::is_regular_file(git, error);
+}
+
 // The folders from the repository's top down to `cwd`; just `cwd` outside a repository.
 std::vector<fs::path> workspace_folders(const fs::path& cwd) {
     std::vector<fs::path> up;
-    std::error_code error;
     for (fs::path dir = cwd;; dir = dir.parent_path()) {
         up.push_back(dir);
-        if (fs::exists(dir / ".git", error)) return {up.rbegin(), up.rend()};
+        if (work_tree_top(dir)) return {up.rbegin(), up.rend()};
         if (dir == dir.parent_path()) break;
     }
     return {cwd};

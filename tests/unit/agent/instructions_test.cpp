@@ -25,7 +25,9 @@ TEST_CASE("instructions: machine, user, then the repository from its top down to
     const fs::path etc = tmp.path() / "etc", user = tmp.path() / "config";
     const fs::path repo = tmp.path() / "repo", deep = repo / "services" / "db";
     fs::create_directories(repo / ".git");
-    fs::create_directories(deep);
+    write(repo / ".git" / "HEAD", "ref: refs/heads/main\n");
+    // An empty .git folder (a mount point some sandbox left) is no repository's top.
+    fs::create_directories(deep / ".git");
     write(etc / "AGENTS.md", "machine: page the on-call first\n");
     write(user / "AGENTS.md", "user: answer briefly");
     write(repo / "AGENTS.md", "repo: run make check\n");
