@@ -79,6 +79,19 @@ std::string host_run_help() {
         90);
 }
 
+// What keeps a long session going, and what the model reads besides the conversation.
+std::string long_session_help() {
+    return wrapped(
+        "A full context window never ends a session: Caretz compacts the conversation before "
+        "the window fills (old command outputs first, then a summary of older turns by the "
+        "model), and compacts and retries once when a server refuses a request as too large. "
+        "One command's result holds at most 16 KiB. Config key model.context_window gives a "
+        "local server's window in tokens. In a session, /compact [WHAT], /clear, /status and "
+        "/model NAME. AGENTS.md from /etc/caretz, $XDG_CONFIG_HOME/caretz and the repository "
+        "down to the start folder reach the model (32 KiB in all), as input only.",
+        90);
+}
+
 // How a waiting question makes itself noticed, and where to see the sandbox in force.
 std::string notice_help() {
     return wrapped(
@@ -144,7 +157,7 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
         "caretz"};
     app.set_version_flag("--version", kVersion);
     app.footer(hidden_paths_help() + "\n\n" + host_run_help() + "\n\n" + machine_files_help() +
-               "\n\n" + notice_help() + "\n\n" +
+               "\n\n" + notice_help() + "\n\n" + long_session_help() + "\n\n" +
                wrapped("Shell completions for bash, zsh and fish come with Caretz (cmake "
                        "--install puts them where each shell looks); after --profile they offer "
                        "the profiles of your config file.",

@@ -16,6 +16,8 @@ for opt in --ask-sandbox-off --profile --permission-timeout --allow-docker --pla
 done
 check "--help mentions the shell completions" contains "$OUT" "Shell completions for bash, zsh and fish"
 check "--help says what the host runs later stays read-only" contains "$OUT" "what the host runs later"
+check "--help says a full context window never ends a session" contains "$OUT" "A full context window never ends a session"
+check "... and names the session's commands for it" contains "$OUT" "/compact [WHAT], /clear, /status and"
 caretz_as_user /bin/bash "$ws" --version
 check "--version prints the version" contains "$OUT" "caretz 0."
 
