@@ -10,7 +10,6 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/agent_lib.sh"
-SDK_VERSION=0.4.5
 own_home
 ws=$(new_workspace)
 out=$(new_outside_dir)
@@ -18,21 +17,7 @@ out=$(new_outside_dir)
 runuser -u "$E2E_USER" -- sh -c "printf c > '$ws/c.txt' && printf d > '$ws/d.txt'"
 trap 'agent_cleanup; rm -rf "$ws" "$out"' EXIT
 
-# The client library, installed once per machine and version; later runs reuse it.
-SDK_PREFIX=/tmp/caretz-e2e-acp-sdk-$SDK_VERSION
-ACP_SDK=$SDK_PREFIX/node_modules/@zed-industries/agent-client-protocol/dist
-if [[ ! -f $ACP_SDK/acp.js ]]; then
-    tmp_prefix=$(mktemp -d "$SDK_PREFIX.XXXXXX")
-    if ! npm install --silent --no-audit --no-fund --prefix "$tmp_prefix" \
-        "@zed-industries/agent-client-protocol@$SDK_VERSION" >&2; then
-        fail "npm installs @zed-industries/agent-client-protocol@$SDK_VERSION"
-        finish
-        exit
-    fi
-    chmod -R a+rX "$tmp_prefix"
-    mv -T "$tmp_prefix" "$SDK_PREFIX" 2>/dev/null || rm -rf "$tmp_prefix"
-fi
-cp "$E2E_DIR/acp_client.mjs" "$AGENT_TMP/"
+install_acp_client || { finish; exit; }
 
 # A web server on the host for the network approval: `localhost` is on no allowed list.
 web=$(mktemp -d /tmp/caretz-e2e-acp-web.XXXXXX)

@@ -19,17 +19,6 @@ FACT="the incident is INC-7741 and the broken replica is db2-east"
 # About 110 KB of log; one result holds at most 16 KiB of it (some 4,000 tokens).
 DUMP="seq -f 'checkpoint %g complete on the replica' 3000"
 
-# sizes: one line per model request: its tokens, the HTTP status it got, turn or summary.
-sizes() { python3 "$MODEL_SERVER" sizes "$REQUESTS"; }
-# refused_then_smaller: after the first request refused (400), every request is smaller than
-# the window, and none is refused again.
-refused_then_smaller() {
-    sizes | awk -v w="$MODEL_SERVER_CONTEXT" '
-        $2 == 400 { refused++; next }
-        refused && $1 > w { bad++ }
-        END { exit !(refused == 1 && !bad) }'
-}
-last_body() { tail -1 "$REQUESTS"; }
 last_summary_request() { grep '"summary": true' "$REQUESTS" | tail -1; }
 
 script_with_dumps() {

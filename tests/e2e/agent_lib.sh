@@ -56,6 +56,19 @@ system_of() { python3 "$MODEL_SERVER" system "$REQUESTS" "$1"; }
 request_count() { python3 "$MODEL_SERVER" count "$REQUESTS"; }
 all_requests() { cat "$REQUESTS"; }
 
+# sizes: one line per model request: its tokens, the HTTP status it got, turn or summary.
+sizes() { python3 "$MODEL_SERVER" sizes "$REQUESTS"; }
+# refused_then_smaller: exactly one request was refused as too large (400) and every request
+# after it is within the window (MODEL_SERVER_CONTEXT), none refused again.
+refused_then_smaller() {
+    sizes | awk -v w="$MODEL_SERVER_CONTEXT" '
+        $2 == 400 { refused++; next }
+        refused && $1 > w { bad++ }
+        END { exit !(refused == 1 && !bad) }'
+}
+# The body of the last request the model server got, as logged.
+last_body() { tail -1 "$REQUESTS"; }
+
 # runner_header [NAME=value...]: the start of a script that runs as_user elsewhere (a tmux
 # pane, script(1)) in this test's home, with E2E_ENV and the extra environment given.
 runner_header() {
@@ -94,4 +107,24 @@ check_screen() {
     else
         fail "$1" "\"$2\" did not appear; the screen:" "$(screen_text | grep -v '^$' | tail -25)"
     fi
+}
+
+# install_acp_client: the real ACP client library (@zed-industries/agent-client-protocol, from
+# npm), installed once per machine and version and reused by later runs, with acp_client.mjs
+# beside the test's files; sets ACP_SDK. Fails (saying so) when npm cannot install it.
+install_acp_client() {
+    local version=0.4.5 prefix tmp_prefix
+    prefix=/tmp/caretz-e2e-acp-sdk-$version
+    ACP_SDK=$prefix/node_modules/@zed-industries/agent-client-protocol/dist
+    if [[ ! -f $ACP_SDK/acp.js ]]; then
+        tmp_prefix=$(mktemp -d "$prefix.XXXXXX")
+        if ! npm install --silent --no-audit --no-fund --prefix "$tmp_prefix" \
+            "@zed-industries/agent-client-protocol@$version" >&2; then
+            fail "npm installs @zed-industries/agent-client-protocol@$version"
+            return 1
+        fi
+        chmod -R a+rX "$tmp_prefix"
+        mv -T "$tmp_prefix" "$prefix" 2>/dev/null || rm -rf "$tmp_prefix"
+    fi
+    cp "$E2E_DIR/acp_client.mjs" "$AGENT_TMP/"
 }
