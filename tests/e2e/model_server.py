@@ -179,8 +179,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     "status": 500, "body": {"error": {"message": "the test script has no more turns"}}}
             with open(server.requests_path, "a") as log:
                 log.write(json.dumps({"path": self.path, "body": body, "tokens": tokens,
-                                      "summary": summary,
-                                      "status": turn.get("status", 200)}) + "\n")
+                                      "summary": summary, "status": turn.get("status", 200),
+                                      "time": time.time()}) + "\n")
         if "status" in turn:
             self.send_error_turn(turn)
         elif "raw" in turn:
