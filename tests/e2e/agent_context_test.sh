@@ -114,6 +114,26 @@ check "... the one line on stderr" contains "$STDERR" "compacting it and sending
 check "... nothing refused is sent twice" refused_then_smaller
 check "... and the fact reached the last request" contains "$(last_body)" "INC-7741"
 
+# --- A subagent's conversation fills the window: compacted and sent again the same way.
+start_model "{\"turns\": [
+  {\"tool_calls\": [{\"name\": \"task\", \"arguments\": {\"prompt\": \"The incident is INC-7741. Dump the log twice.\"}}]},
+  {\"tool_calls\": [{\"name\": \"shell\", \"arguments\": {\"command\": \"$DUMP\"}}]},
+  {\"tool_calls\": [{\"name\": \"shell\", \"arguments\": {\"command\": \"$DUMP\"}}]},
+  {\"text\": \"SUBAGENT-DONE: INC-7741 dumps read\"},
+  {\"text\": \"MAIN-DONE\"}
+], \"summaries\": [{\"text\": \"SUMMARY: the subagent's task is about INC-7741.\"}]}"
+model_env "$PROVIDER"
+STDOUT=$(as_user /bin/bash "$ws" "$E2E_BIN" --provider "$PROVIDER" --print \
+    -p "hand the dumps to a subagent" 2>"$AGENT_TMP/stderr" </dev/null)
+RC=$?
+STDERR=$(cat "$AGENT_TMP/stderr")
+check "a subagent's full context is compacted and its turn goes on: exit 0" test "$RC" -eq 0
+check "... the main agent answers" test "$STDOUT" == "MAIN-DONE"
+check "... the subagent's compaction is marked as the subagent's" \
+    grep -q 'subagent 1.*compacting it and sending the request again' <<<"$STDERR"
+check "... nothing refused is sent twice" refused_then_smaller
+check "... and the main agent got the subagent's answer" contains "$(last_body)" "SUBAGENT-DONE"
+
 # --- A window Caretz knows (model.context_window): compacted before the server refuses.
 runuser -u "$E2E_USER" -- mkdir -p "$TEST_HOME/.config/caretz"
 echo '{"model": {"context_window": 8000}}' | runuser -u "$E2E_USER" -- tee "$TEST_HOME/.config/caretz/config.json" >/dev/null
