@@ -26,11 +26,17 @@ std::string_view trimmed(std::string_view line) {
     return line;
 }
 
-// The text cut to `bytes`, not inside a UTF-8 character.
+// At most `bytes` of the text's start, not cut inside a UTF-8 character.
+std::string_view utf8_prefix(std::string_view text, size_t bytes) {
+    if (text.size() <= bytes) return text;
+    while (bytes > 0 && (static_cast<unsigned char>(text[bytes]) & 0xC0) == 0x80) --bytes;
+    return text.substr(0, bytes);
+}
+
+// The text cut to `bytes`, with "..." where it was cut.
 std::string cut(std::string_view text, size_t bytes) {
     if (text.size() <= bytes) return std::string(text);
-    while (bytes > 0 && (static_cast<unsigned char>(text[bytes]) & 0xC0) == 0x80) --bytes;
-    return std::string(text.substr(0, bytes)) + "...";
+    return std::string(utf8_prefix(text, bytes)) + "...";
 }
 
 // The command a shell call ran, from its arguments as the model wrote them.
@@ -147,7 +153,7 @@ std::string summary_source(const Conversation& older, size_t max_bytes) {
     size_t room = max_bytes > gap.size() ? max_bytes - gap.size() : 0;
     size_t head = room * 2 / 5;
     size_t tail = room - head;
-    std::string start = cut(text, head);
+    std::string start(utf8_prefix(text, head));
     size_t from = text.size() - tail;
     while (from < text.size() && (static_cast<unsigned char>(text[from]) & 0xC0) == 0x80) ++from;
     return start + gap + text.substr(from);
