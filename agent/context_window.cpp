@@ -50,6 +50,12 @@ const std::vector<Wording>& wordings() {
         {std::regex(R"(maximum context length is ([0-9,]+) tokens(?:[^0-9]*?([0-9,]+) tokens)?)",
                     flags),
          1, 2},
+        // OpenAI's newer models: "Input tokens exceed the configured limit of 272000 tokens.
+        // Your messages resulted in 272500 tokens."
+        {std::regex(
+             R"(exceed the configured limit of ([0-9,]+) tokens(?:[^0-9]*?([0-9,]+) tokens)?)",
+             flags),
+         1, 2},
         // Anthropic: "prompt is too long: 210000 tokens > 200000 maximum".
         {std::regex(R"(prompt is too long: ([0-9,]+) tokens > ([0-9,]+) maximum)", flags), 2, 1},
         {std::regex(R"(prompt is too long)", flags), 0, 0},
@@ -93,6 +99,15 @@ std::optional<ContextOverflow> context_overflow(long status, const std::string& 
     if (status != 0 && status != 400 && status != 413) return std::nullopt;
     // Error bodies are short; a long one is some page, not an overflow report.
     const std::string text = body.substr(0, 8192);
+    // Anthropic, when the prompt fits but not with the answer's room: "input length and
+    // `max_tokens` exceed context limit: 195000 + 8192 > 200000". What is left for the prompt
+    // is the window here.
+    static const std::regex with_answer(
+        R"(input length and .max_tokens. exceed context limit: ([0-9,]+) \+ ([0-9,]+) > ([0-9,]+))",
+        std::regex::icase | std::regex::optimize);
+    if (std::smatch match; std::regex_search(text, match, with_answer))
+        return ContextOverflow{std::max(1L, number_in(match, 3) - number_in(match, 2)),
+                               number_in(match, 1)};
     for (const auto& wording : wordings()) {
         std::smatch match;
         if (!std::regex_search(text, match, wording.pattern)) continue;
