@@ -94,7 +94,7 @@ ModelResult Agent::ask_model(const std::string& system, const std::vector<ToolSp
     ModelResult stopped;
     stopped.interrupted = true;
     if (budget.needs_compaction(conversation_bytes(conversation_, fixed)) &&
-        !compact_conversation(fixed, false, "", interrupt))
+        !compact_conversation(fixed, Compaction::filling, "", interrupt))
         return stopped;
     for (bool retried = false;; retried = true) {
         const size_t bytes = conversation_bytes(conversation_, fixed);
@@ -118,16 +118,14 @@ ModelResult Agent::ask_model(const std::string& system, const std::vector<ToolSp
         if (!result.overflow || retried || result.interrupted) return result;
         if (result.overflow->requested > 0) budget.observe(bytes, result.overflow->requested);
         budget.refused(bytes, result.overflow->window);
-        view_.notice("the conversation outgrew the model's context window (" +
-                     std::to_string(budget.window()) +
-                     " tokens); compacting it and sending the request again");
-        if (!compact_conversation(fixed, false, "", interrupt)) return stopped;
+        if (!compact_conversation(fixed, Compaction::refused, "", interrupt)) return stopped;
     }
 }
 
-bool Agent::compact_conversation(size_t fixed, bool by_hand, const std::string& also_keep,
+bool Agent::compact_conversation(size_t fixed, Compaction why, const std::string& also_keep,
                                  TurnInterrupt& interrupt, std::string* why_not) {
     const ContextBudget& budget = services_.budget;
+    const bool by_hand = why == Compaction::by_hand;
     const size_t before = conversation_bytes(conversation_, fixed);
     size_t target = budget.target_bytes();
     if (target == 0) target = before / 2;  // by hand, with the window still unknown
@@ -171,12 +169,24 @@ bool Agent::compact_conversation(size_t fixed, bool by_hand, const std::string& 
         what = std::to_string(shrunk) +
                (shrunk == 1 ? " old command output" : " old command outputs") + " left out";
     if (!summarized.empty()) what += (what.empty() ? "" : ", ") + summarized;
-    const long window = budget.window();
-    view_.notice("compacted the conversation: about " + std::to_string(budget.tokens(before)) +
-                 " -> " + std::to_string(budget.tokens(conversation_bytes(conversation_, fixed))) +
-                 " tokens" +
-                 (window > 0 ? " of the model's " + std::to_string(window) + "-token window" : "") +
-                 " (" + what + ")");
+    const std::string sizes =
+        "about " + std::to_string(budget.tokens(before)) + " -> " +
+        std::to_string(budget.tokens(conversation_bytes(conversation_, fixed))) + " tokens (" +
+        what + ")";
+    const std::string window =
+        "the model's context window (" + std::to_string(budget.window()) + " tokens)";
+    switch (why) {
+        case Compaction::filling:
+            view_.notice("compacted the conversation before it outgrew " + window + ": " + sizes);
+            break;
+        case Compaction::refused:
+            view_.notice("the request did not fit " + window + ": compacted the conversation, " +
+                         sizes + ", and sent it again");
+            break;
+        case Compaction::by_hand:
+            view_.notice("compacted the conversation: " + sizes);
+            break;
+    }
     return true;
 }
 
@@ -218,7 +228,7 @@ void Agent::clear() {
 TurnOutcome Agent::compact(const std::string& also_keep, TurnInterrupt& interrupt) {
     if (conversation_.empty()) return TurnOutcome{"", "the conversation is empty", false};
     std::string why_not;
-    if (!compact_conversation(fixed_bytes(), true, also_keep, interrupt, &why_not))
+    if (!compact_conversation(fixed_bytes(), Compaction::by_hand, also_keep, interrupt, &why_not))
         return TurnOutcome{"", "", true};
     return TurnOutcome{"", why_not, false};
 }

@@ -62,10 +62,13 @@ private:
     // and once more, then sending again, when the server says that it did not.
     ModelResult ask_model(const std::string& system, const std::vector<ToolSpec>& tools,
                           TurnInterrupt& interrupt);
+    // What set compaction off, for the line that tells it: the window filling, the server's
+    // refusal of a request, or /compact.
+    enum class Compaction { filling, refused, by_hand };
     // Makes the conversation fit: old command outputs first, then a summary of the older
-    // part; `by_hand` (/compact) always summarizes. False when interrupted; `why_not` says
-    // why nothing could be compacted.
-    bool compact_conversation(size_t fixed, bool by_hand, const std::string& also_keep,
+    // part; by hand (/compact) it always summarizes. One line says what was done. False when
+    // interrupted; `why_not` says why nothing could be compacted.
+    bool compact_conversation(size_t fixed, Compaction why, const std::string& also_keep,
                               TurnInterrupt& interrupt, std::string* why_not = nullptr);
     // Asks the model for the summary of `older`; nullopt when it could not give one.
     std::optional<std::string> summary_of(const Conversation& older, const std::string& also_keep,

@@ -47,8 +47,9 @@ check_screen "the first prompt is answered" "Noted." 20
 wait_for_prompt
 type_line "dump the replica's log twice"
 check_screen "a refused request is compacted and sent again by itself, with one line" \
-    "the conversation outgrew the model's context window (8000 tokens); compacting it and sending the request again" 30
-check_screen "... the compaction says what it did" "caretz: compacted the conversation: about" 30
+    "caretz: the request did not fit the model's context window (8000 tokens): compacted the conversation, about" 30
+check "... saying what it did" grep -q "tokens (older turns summarized by the model), and sent it again" <(whole_screen)
+check "... in that one line alone" test "$(whole_screen | grep -c 'context window')" -eq 1
 check_screen "... and the turn goes on to the model's answer" "BOTH-DUMPS-READ" 30
 wait_for_prompt
 type_line "hi"
@@ -110,7 +111,7 @@ RC=$?
 STDERR=$(cat "$AGENT_TMP/stderr")
 check "--print: a refused request is compacted and retried, exit 0" test "$RC" -eq 0
 check "... the final answer on stdout" test "$STDOUT" == "BOTH-DUMPS-READ: the checkpoints complete."
-check "... the one line on stderr" contains "$STDERR" "compacting it and sending the request again"
+check "... the one line on stderr" test "$(grep -c 'did not fit the model.s context window (8000 tokens): compacted the conversation, about .*, and sent it again' <<<"$STDERR")" -eq 1
 check "... nothing refused is sent twice" refused_then_smaller
 check "... and the fact reached the last request" contains "$(last_body)" "INC-7741"
 
@@ -130,7 +131,7 @@ STDERR=$(cat "$AGENT_TMP/stderr")
 check "a subagent's full context is compacted and its turn goes on: exit 0" test "$RC" -eq 0
 check "... the main agent answers" test "$STDOUT" == "MAIN-DONE"
 check "... the subagent's compaction is marked as the subagent's" \
-    grep -q 'subagent 1.*compacting it and sending the request again' <<<"$STDERR"
+    grep -q 'subagent 1.*did not fit the model.s context window.*and sent it again' <<<"$STDERR"
 check "... nothing refused is sent twice" refused_then_smaller
 check "... and the main agent got the subagent's answer" contains "$(last_body)" "SUBAGENT-DONE"
 
@@ -149,7 +150,8 @@ RC=$?
 STDERR=$(cat "$AGENT_TMP/stderr")
 check "a known window: ten dumps in one turn end in the answer" test "$STDOUT" == "TEN-DUMPS-READ"
 check "... the server refused nothing" not grep -q ' 400 ' <(sizes)
-check "... Caretz compacted before the window filled" contains "$STDERR" "compacted the conversation"
+check "... Caretz compacted before the window filled" \
+    contains "$STDERR" "compacted the conversation before it outgrew the model's context window (8000 tokens): about"
 check "... each result was bounded to a tenth of the window" \
     contains "$(tool_result 2)" "bytes of output left out: a result holds at most"
 last=$(last_body)
