@@ -19,6 +19,13 @@ FACT="the incident is INC-7741 and the broken replica is db2-east"
 # About 110 KB of log; one result holds at most 16 KiB of it (some 4,000 tokens).
 DUMP="seq -f 'checkpoint %g complete on the replica' 3000"
 
+# print_run PROMPT: Caretz --print with PROMPT, without a terminal; sets STDOUT, STDERR and RC.
+print_run() {
+    STDOUT=$(as_user /bin/bash "$ws" "$E2E_BIN" --provider "$PROVIDER" --print -p "$1" \
+        2>"$AGENT_TMP/stderr" </dev/null)
+    RC=$?
+    STDERR=$(cat "$AGENT_TMP/stderr")
+}
 last_summary_request() { grep '"summary": true' "$REQUESTS" | tail -1; }
 
 script_with_dumps() {
@@ -105,10 +112,7 @@ check_screen "Caretz exits" "CARETZ-EXITED 0" 10
 # --- --print: the same overflow, the same recovery, the answer alone on stdout.
 start_model "$(script_with_dumps | sed 's/{"text": "Noted."},//')"
 model_env "$PROVIDER"
-STDOUT=$(as_user /bin/bash "$ws" "$E2E_BIN" --provider "$PROVIDER" --print \
-    -p "Remember this: $FACT. Then dump the replica's log twice." 2>"$AGENT_TMP/stderr" </dev/null)
-RC=$?
-STDERR=$(cat "$AGENT_TMP/stderr")
+print_run "Remember this: $FACT. Then dump the replica's log twice."
 check "--print: a refused request is compacted and retried, exit 0" test "$RC" -eq 0
 check "... the final answer on stdout" test "$STDOUT" == "BOTH-DUMPS-READ: the checkpoints complete."
 check "... the one line on stderr" test "$(grep -c 'did not fit the model.s context window (8000 tokens): compacted the conversation, about .*, and sent it again' <<<"$STDERR")" -eq 1
@@ -124,10 +128,7 @@ start_model "{\"turns\": [
   {\"text\": \"MAIN-DONE\"}
 ], \"summaries\": [{\"text\": \"SUMMARY: the subagent's task is about INC-7741.\"}]}"
 model_env "$PROVIDER"
-STDOUT=$(as_user /bin/bash "$ws" "$E2E_BIN" --provider "$PROVIDER" --print \
-    -p "hand the dumps to a subagent" 2>"$AGENT_TMP/stderr" </dev/null)
-RC=$?
-STDERR=$(cat "$AGENT_TMP/stderr")
+print_run "hand the dumps to a subagent"
 check "a subagent's full context is compacted and its turn goes on: exit 0" test "$RC" -eq 0
 check "... the main agent answers" test "$STDOUT" == "MAIN-DONE"
 check "... the subagent's compaction is marked as the subagent's" \
@@ -144,10 +145,7 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
 done
 start_model "{\"turns\": [$calls {\"text\": \"TEN-DUMPS-READ\"}]}"
 model_env "$PROVIDER"
-STDOUT=$(as_user /bin/bash "$ws" "$E2E_BIN" --provider "$PROVIDER" --print \
-    -p "Remember this: $FACT. Then dump the log ten times." 2>"$AGENT_TMP/stderr" </dev/null)
-RC=$?
-STDERR=$(cat "$AGENT_TMP/stderr")
+print_run "Remember this: $FACT. Then dump the log ten times."
 check "a known window: ten dumps in one turn end in the answer" test "$STDOUT" == "TEN-DUMPS-READ"
 check "... the server refused nothing" not grep -q ' 400 ' <(sizes)
 check "... Caretz compacted before the window filled" \
@@ -165,8 +163,7 @@ unset MODEL_SERVER_CONTEXT
 start_model '[{"status": 400, "body": {"error": {"message": "too many tokens for key k; see k-docs"}}}]'
 model_env "$PROVIDER"
 E2E_ENV+=(CARETZ_API_KEY=k ANTHROPIC_API_KEY=k)
-STDOUT=$(as_user /bin/bash "$ws" "$E2E_BIN" --provider "$PROVIDER" --print -p "hello" 2>"$AGENT_TMP/stderr" </dev/null)
-STDERR=$(cat "$AGENT_TMP/stderr")
+print_run "hello"
 check "a one-letter key leaves other words whole" contains "$STDERR" "too many tokens for key (the key); see k-docs"
 check "... never 'to(the key)ens'" not_contains "$STDERR" "to(the key)ens"
 

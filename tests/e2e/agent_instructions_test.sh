@@ -3,19 +3,11 @@
 # and the workspace's, from the repository's top down to the folder Caretz starts in, in that
 # order, in the first request's system prompt; bounded, with a note where cut; /status lists
 # them. A file that claims powers gets none: the sandbox holds as before.
-#
-# /etc/caretz is machine-wide and other tests run at the same time, so this test writes it only
-# in a mount namespace of its own (as machine_policy_test.sh does).
+# /etc/caretz is written only in a mount namespace of the test's own (private_etc_caretz).
 set -uo pipefail
-if [[ -z ${CARETZ_E2E_PRIVATE_ETC:-} ]]; then
-    mkdir -p /etc/caretz  # the mount point; left empty on the host
-    exec unshare --mount --propagation private env CARETZ_E2E_PRIVATE_ETC=1 "$0" "$@"
-fi
 source "$(dirname "$0")/lib.sh"
+private_etc_caretz "$0" "$@"
 source "$(dirname "$0")/agent_lib.sh"
-ETC=$(mktemp -d /tmp/caretz-e2e-etc.XXXXXX)
-chmod 0755 "$ETC"
-mount --bind "$ETC" /etc/caretz || { echo "FAIL cannot bind a folder over /etc/caretz"; exit 1; }
 own_home
 out=$(new_outside_dir)
 trap 'agent_cleanup; umount /etc/caretz; rm -rf "$ETC" "$out"' EXIT

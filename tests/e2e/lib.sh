@@ -220,6 +220,20 @@ start_pane() {
     tmux_ new-session -d -s main -x 120 -y 40 "$1"
 }
 
+# private_etc_caretz SCRIPT ARGS...: /etc/caretz is machine-wide and other tests run at the
+# same time, so a test that writes it does so in a mount namespace of its own. The first call
+# runs SCRIPT again in one (call it before anything is made); there, it binds a folder of the
+# test's, ETC, over /etc/caretz, which nothing outside the test ever sees.
+private_etc_caretz() {
+    if [[ -z ${CARETZ_E2E_PRIVATE_ETC:-} ]]; then
+        mkdir -p /etc/caretz  # the mount point; left empty on the host
+        exec unshare --mount --propagation private env CARETZ_E2E_PRIVATE_ETC=1 "$@"
+    fi
+    ETC=$(mktemp -d /tmp/caretz-e2e-etc.XXXXXX)
+    chmod 0755 "$ETC"
+    mount --bind "$ETC" /etc/caretz || { echo "FAIL cannot bind a folder over /etc/caretz"; exit 1; }
+}
+
 # own_home: gives the test a home of its own in TEST_HOME, set up as a new user's (/etc/skel,
 # fish's folders), so tests that run at the same time never share rc files, config, audit log,
 # credentials or transcripts. Tests call it before anything that uses the home.

@@ -5,21 +5,12 @@
 # workspace's config naming a rule is not read, and says so; /etc/caretz/policy.json refuses
 # every attempt to go past it (flag, profile, config) naming the key and the policy file, adds
 # what it hides, and stops Caretz when it is malformed or others than root may change it.
-#
-# /etc/caretz is machine-wide and other tests run at the same time, so this test writes it
-# only in a mount namespace of its own: a folder of the test's is bound over /etc/caretz there,
-# and nothing outside the test ever sees it.
+# /etc/caretz is written only in a mount namespace of the test's own (private_etc_caretz).
 set -uo pipefail
-if [[ -z ${CARETZ_E2E_PRIVATE_ETC:-} ]]; then
-    mkdir -p /etc/caretz  # the mount point; left empty on the host
-    exec unshare --mount --propagation private env CARETZ_E2E_PRIVATE_ETC=1 "$0" "$@"
-fi
 source "$(dirname "$0")/lib.sh"
+private_etc_caretz "$0" "$@"
 source "$(dirname "$0")/agent_lib.sh"
 
-ETC=$(mktemp -d /tmp/caretz-e2e-etc.XXXXXX)
-chmod 0755 "$ETC"
-mount --bind "$ETC" /etc/caretz || { echo "FAIL cannot bind a folder over /etc/caretz"; exit 1; }
 export TEST_HOME
 own_home
 trap 'agent_cleanup; umount /etc/caretz; rm -rf "$ETC" "$TEST_HOME"' EXIT
