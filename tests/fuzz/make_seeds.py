@@ -215,6 +215,17 @@ def main():
             ("cancelled answer", {"jsonrpc": "2.0", "id": 8, "result": {"outcome": {"outcome": "cancelled"}}}),
             ("error answer", {"jsonrpc": "2.0", "id": 9, "error": {"code": -32603, "message": "x"}})]:
         write("jsonrpc", name, json.dumps(line))
+    # The overflow errors of the context test's table (tests/unit/agent/context_test.cpp),
+    # and a short key among words that hold it.
+    for name, key, body in [
+            ("openai overflow", "sk-x", '{"error":{"message":"This model\'s maximum context length is 128000 tokens. However, your messages resulted in 130567 tokens.","code":"context_length_exceeded"}}'),
+            ("anthropic overflow", "k", '{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}'),
+            ("anthropic max tokens", "", '{"type":"error","error":{"message":"input length and `max_tokens` exceed context limit: 195000 + 8192 > 200000"}}'),
+            ("llama.cpp overflow", "key", '{"error":{"code":400,"message":"request (4476 tokens) exceeds the available context size (4096 tokens), try increasing it"}}'),
+            ("ollama overflow", "", '{"error":"the input length exceeds the context length"}'),
+            ("vllm overflow", "", '{"object":"error","message":"Input prompt (35247 tokens) is too long and exceeds limit of 32768"}'),
+            ("short key in words", "k", "too many tokens for key k; see k-docs")]:
+        write("model_error", name, key + "\0" + body)
     for name, line in [("not json", "{jsonrpc: 2.0"), ("batch", "[{}]"), ("no version", '{"id": 1, "method": "x"}'),
                        ("float id", '{"jsonrpc": "2.0", "id": 1.5, "method": "x"}'),
                        ("params string", '{"jsonrpc": "2.0", "id": 1, "method": "x", "params": "p"}'),
