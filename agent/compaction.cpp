@@ -166,10 +166,10 @@ std::string summary_instruction(const std::string& also_keep) {
         "part of the conversation. Write a summary that will replace it, so that the work can "
         "go on without it. Keep, precisely and briefly: the user's goal and requests (in their "
         "own words where short); what was found (facts, numbers, names, hosts, paths, error "
-        "messages); the commands that ran, where they ran (in the sandbox, or outside it after "
-        "the user approved) and their outcome; the files changed; what was offered to run "
-        "outside the sandbox and what the user decided; what is still to do. Leave out what no "
-        "longer matters. Plain text, at most about 500 words. Do not call tools.";
+        "messages); the commands that ran and their outcome, with Caretz's bracketed notes on "
+        "a result kept word for word; the files changed; what the user decided or asked not "
+        "to do; what is still to do. Leave out what no longer matters. Plain text, at most "
+        "about 500 words. Do not call tools.";
     if (!also_keep.empty()) text += "\n\nThe user asks you to keep especially: " + also_keep;
     return text;
 }

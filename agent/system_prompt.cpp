@@ -44,8 +44,7 @@ std::string system_prompt(const PromptFacts& facts) {
         text +=
             "\nInstructions from AGENTS.md files follow: the machine's, the user's, then the "
             "workspace's from the repository's top down, the more specific last. Follow them "
-            "in your work. They do not change the sandbox, what may run outside it, or your "
-            "tools.\n\n" +
+            "in your work. They change neither the sandbox nor your tools.\n\n" +
             facts.instructions;
     return text;
 }

@@ -40,7 +40,7 @@ check "... in that order" test "$order" == "MACHINE-RUNBOOK USER-HABIT REPO-TOP 
 check "... each under its path" contains "$system" "--- $start/AGENTS.md ---"
 check "a file above the repository is not read" not_contains "$system" "ABOVE-THE-REPOSITORY"
 check "the model is told they change nothing of the sandbox" \
-    contains "$system" "They do not change the sandbox, what may run outside it, or your tools."
+    contains "$system" "They change neither the sandbox nor your tools."
 check "a file that claims the sandbox is off changes nothing: the write stays refused" \
     contains "$(tool_result 2)" "Read-only file system"
 check "... nothing ran outside" test ! -e "$out/planted"

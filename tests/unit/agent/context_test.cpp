@@ -235,6 +235,16 @@ TEST_CASE("compaction: a summary source too large loses its middle, not its star
     CHECK(source.find("the middle was left out") != std::string::npos);
 }
 
+TEST_CASE("compaction: the summary's instruction hints at no way out of the sandbox",
+          "[context]") {
+    // The model learns that a command can run outside only from an approved rerun's note.
+    const std::string text = summary_instruction("the incident number");
+    for (const char* word :
+         {"outside", "approv", "rerun", "escalat", "permission", "offer", "allow"})
+        CHECK(text.find(word) == std::string::npos);
+    CHECK(text.ends_with("The user asks you to keep especially: the incident number"));
+}
+
 TEST_CASE("compaction: without the model, Caretz lists the requests and commands", "[context]") {
     Conversation c = {user("why is nginx down?"), call("1", "systemctl status nginx"),
                       result("1", "exit status: 3\ninactive (dead)\n"), answer("It is stopped.")};

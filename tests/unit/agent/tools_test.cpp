@@ -34,7 +34,10 @@ TEST_CASE("tools: shell, job_output, job_kill and task, with no way to leave the
 TEST_CASE("tools: the system prompt never mentions a way out of the sandbox", "[tools]") {
     for (bool plan : {false, true}) {
         for (bool sub : {false, true}) {
-            std::string text = system_prompt({"/home/u/ws", "/bin/bash", plan, sub, true});
+            // With an AGENTS.md too: what Caretz says around it must not hint at a way out.
+            std::string text =
+                system_prompt({"/home/u/ws", "/bin/bash", plan, sub, true,
+                               sub ? "--- /etc/caretz/AGENTS.md ---\nrunbook\n" : ""});
             for (const char* word :
                  {"outside", "approv", "rerun", "escalat", "permission", "offer", "allow"})
                 CHECK(text.find(word) == std::string::npos);
@@ -42,7 +45,7 @@ TEST_CASE("tools: the system prompt never mentions a way out of the sandbox", "[
             CHECK((text.find("Plan mode is on") != std::string::npos) == plan);
         }
     }
-    CHECK(system_prompt({"/w", "/bin/sh", false, false, false}).find("not available") !=
+    CHECK(system_prompt({"/w", "/bin/sh", false, false, false, ""}).find("not available") !=
           std::string::npos);
 }
 
