@@ -151,6 +151,17 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
                        90));
     add_shared_options(app, cl, timeout);
     app.add_option("-p,--prompt", cl.prompt, "The first prompt for the model");
+    CLI::Option* continue_latest =
+        app.add_flag("--continue", cl.continue_latest,
+                     "Continue the latest conversation started in this folder (in a new "
+                     "sandbox session; allowances are not carried over)");
+    CLI::Option* resume =
+        app.add_option("--resume", cl.resume_id,
+                       "Continue the conversation with this id (or the start of it); without "
+                       "ID, list this folder's recent conversations to choose from")
+            ->expected(0, 1)
+            ->type_name("[ID]");
+    continue_latest->excludes(resume);
 
     CLI::App* exec = app.add_subcommand("exec", "Run one command through the sandbox, as !COMMAND");
     exec->prefix_command();
@@ -195,6 +206,7 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
             return 2;
         }
     }
+    cl.resume = resume->count() > 0;
     if (exec->parsed()) {
         cl.mode = Mode::exec;
         for (const auto& word : exec->remaining()) {
