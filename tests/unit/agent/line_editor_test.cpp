@@ -254,11 +254,17 @@ TEST_CASE("history saves each line as it is added, privately, bounded, beside ot
 }
 
 TEST_CASE("history's file is in Caretz's state folder") {
+    const char* set = std::getenv("XDG_STATE_HOME");
+    const std::string before = set ? set : "";
     ::unsetenv("XDG_STATE_HOME");
     CHECK(History::default_path("/home/u") == "/home/u/.local/state/caretz/history");
     ::setenv("XDG_STATE_HOME", "/state", 1);
     CHECK(History::default_path("/home/u") == "/state/caretz/history");
-    ::unsetenv("XDG_STATE_HOME");
+    if (set) {
+        ::setenv("XDG_STATE_HOME", before.c_str(), 1);
+    } else {
+        ::unsetenv("XDG_STATE_HOME");
+    }
 }
 
 TEST_CASE("history saves and loads multi-line entries, privately") {
