@@ -231,6 +231,13 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
         std::fputs(completion_script(app, completion_target).c_str(), stdout);
         return 0;
     }
+    if ((cl.continue_latest || cl.resume) && cl.mode != Mode::repl) {
+        std::fputs(
+            "caretz: --continue and --resume continue a conversation with the model; use "
+            "them without a subcommand (ACP editors load sessions with session/load)\n",
+            stderr);
+        return 2;
+    }
     return cl;
 }
 

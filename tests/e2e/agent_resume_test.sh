@@ -179,6 +179,8 @@ check "a damaged transcript is an error" test "$RC" -eq 1
 check "... naming the file and the line" \
     contains "$STDERR" "the transcript $STATE/sessions/0000damaged.jsonl is damaged at line 3"
 check "... and nothing was sent to the model" test "$(request_count)" -eq 11
+print_in "$ws" --continue acp
+check "--continue with a subcommand is a usage error" test "$RC" -eq 2
 rm -rf "$empty" "$damaged"
 
 finish
