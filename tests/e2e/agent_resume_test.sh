@@ -132,10 +132,19 @@ check "... and says how to pick one" contains "$STDERR" "caretz --resume ID"
 first_id=$(basename "$(grep -l '"text":"remember: the failing host' "$STATE"/sessions/*.jsonl)" .jsonl)
 check "... each with its id" contains "$(sed -n 2p <<<"$STDOUT")" "$first_id"
 
-tmux_caretz /bin/bash "$ws" --resume
-check_screen "--resume on a terminal lists and asks" "Continue which (1-2"
-keys Enter
-check_screen "Enter picks nothing and leaves" "CARETZ-EXITED 1"
+# choose_none KEY: --resume on a terminal, answered with KEY; the terminal's modes are saved
+# before and after, to $modes.before and $modes.after.
+modes=$TEST_HOME/stty-resume
+choose_none() {
+    rm -f "$modes".*
+    start_pane "$(user_command_line /bin/bash "$ws" "stty -g > $modes.before; $E2E_BIN --resume; echo CARETZ-EXITED \$?; stty -g > $modes.after; sleep 600")"
+    check_screen "--resume on a terminal lists and asks" "Continue which (1-2"
+    keys "$1"
+    check_screen "$1 picks nothing and leaves, exit status 1" "CARETZ-EXITED 1"
+    check "... with the terminal's modes restored" eval 'sleep 0.3; modes_restored'
+}
+choose_none Enter
+choose_none C-c
 tmux_caretz /bin/bash "$ws" --resume
 check_screen "--resume asks again" "Continue which (1-2"
 type_line 2
