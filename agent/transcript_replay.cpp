@@ -32,6 +32,12 @@ std::string required_string(const nlohmann::json& entry, const char* name) {
     return required(entry, name, nlohmann::json::value_t::string).get<std::string>();
 }
 
+// Whether `entry` has the field `name` with the string `value`. (json::value() would throw for a
+// field of another type, and a transcript may hold anything.)
+bool has(const nlohmann::json& entry, const char* name, const char* value) {
+    return entry.is_object() && entry.contains(name) && entry[name] == value;
+}
+
 // The types that change the main agent's conversation: each belongs to one agent.
 bool is_conversation_entry(const std::string& type) {
     return type == "user" || type == "assistant" || type == "tool_result" || type == "compaction" ||
@@ -41,7 +47,7 @@ bool is_conversation_entry(const std::string& type) {
 class Replay {
 public:
     void header(const nlohmann::json& entry) {
-        if (!entry.is_object() || entry.value("type", "") != "session")
+        if (!has(entry, "type", "session"))
             throw WrongShape{"the first line must be the session's header (\"type\": \"session\")"};
         out_.session_id = required_string(entry, "session_id");
         out_.cwd = required_string(entry, "cwd");
@@ -58,24 +64,27 @@ public:
         if (!is_conversation_entry(type)) return;
         if (required_string(entry, "agent") != "main") return;
         if (type == "user") {
-            close_unanswered();
-            out_.conversation.push_back(
-                {Message::Role::user, required_string(entry, "text"), {}, {}});
+            add({Message::Role::user, required_string(entry, "text"), {}, {}});
         } else if (type == "assistant") {
             assistant(entry);
         } else if (type == "tool_result") {
-            tool_result(entry);
+            std::string result = required_string(entry, "result");
+            add({Message::Role::tool,
+                 std::move(result),
+                 {},
+                 required_string(entry, "tool_call_id")});
         } else if (type == "compaction") {
-            unanswered_.clear();
+            Conversation compacted;
             try {
-                out_.conversation = conversation_from_json(
+                compacted = conversation_from_json(
                     required(entry, "conversation", nlohmann::json::value_t::array));
             } catch (const std::invalid_argument& e) {
                 throw WrongShape{std::string("its \"conversation\" is not one: ") + e.what()};
             }
+            start_over();
+            for (auto& m : compacted) add(std::move(m));
         } else {  // clear
-            unanswered_.clear();
-            out_.conversation.clear();
+            start_over();
         }
     }
 
@@ -86,7 +95,6 @@ public:
 
 private:
     void assistant(const nlohmann::json& entry) {
-        close_unanswered();
         Message m{Message::Role::assistant, required_string(entry, "text"), {}, {}};
         if (entry.contains("tool_calls")) {
             for (const auto& call : required(entry, "tool_calls", nlohmann::json::value_t::array)) {
@@ -95,16 +103,29 @@ private:
                                         required_string(call, "arguments")});
             }
         }
-        for (const auto& call : m.tool_calls) unanswered_.push_back(call.id);
+        add(std::move(m));
+    }
+
+    // Adds `m` as both APIs need a conversation to be: every call of a reply has its result
+    // before anything else follows, and a result answers a call of the reply before it. A
+    // result for no such call (from a transcript edited by hand) is left out; calls are the
+    // model's only.
+    void add(Message m) {
+        if (m.role == Message::Role::tool) {
+            auto it = std::find(unanswered_.begin(), unanswered_.end(), m.tool_call_id);
+            if (it == unanswered_.end()) return;
+            unanswered_.erase(it);
+        } else {
+            close_unanswered();
+            if (m.role != Message::Role::assistant) m.tool_calls.clear();
+            for (const auto& call : m.tool_calls) unanswered_.push_back(call.id);
+        }
         out_.conversation.push_back(std::move(m));
     }
 
-    void tool_result(const nlohmann::json& entry) {
-        std::string id = required_string(entry, "tool_call_id");
-        std::string result = required_string(entry, "result");
-        auto it = std::find(unanswered_.begin(), unanswered_.end(), id);
-        if (it != unanswered_.end()) unanswered_.erase(it);
-        out_.conversation.push_back({Message::Role::tool, std::move(result), {}, std::move(id)});
+    void start_over() {
+        unanswered_.clear();
+        out_.conversation.clear();
     }
 
     // Every call of the last reply must have a result before the conversation goes on: both
@@ -166,9 +187,8 @@ std::optional<SavedConversation> saved_conversation(const std::filesystem::path&
     std::string line;
     if (!std::getline(file, line)) return std::nullopt;
     nlohmann::json header = nlohmann::json::parse(line, nullptr, false);
-    if (!header.is_object() || header.value("type", "") != "session" ||
-        !header.contains("session_id") || !header["session_id"].is_string() ||
-        !header.contains("cwd") || !header["cwd"].is_string())
+    if (!has(header, "type", "session") || !header.contains("session_id") ||
+        !header["session_id"].is_string() || !header.contains("cwd") || !header["cwd"].is_string())
         return std::nullopt;
     SavedConversation saved;
     saved.session_id = header["session_id"].get<std::string>();
@@ -178,8 +198,7 @@ std::optional<SavedConversation> saved_conversation(const std::filesystem::path&
         saved.started = header["time"].get<std::string>();
     while (saved.first_prompt.empty() && std::getline(file, line)) {
         nlohmann::json entry = nlohmann::json::parse(line, nullptr, false);
-        if (entry.is_object() && entry.value("type", "") == "user" &&
-            entry.value("agent", "") == "main" && entry.contains("text") &&
+        if (has(entry, "type", "user") && has(entry, "agent", "main") && entry.contains("text") &&
             entry["text"].is_string())
             saved.first_prompt = entry["text"].get<std::string>();
     }

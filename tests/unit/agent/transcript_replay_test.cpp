@@ -160,6 +160,24 @@ TEST_CASE("replay: compaction replaces the conversation, clear empties it, model
     CHECK(shown(r.conversation) == std::vector<std::string>{"user:fresh"});
 }
 
+TEST_CASE("replay: every result answers a call of the reply before it", "[transcript_replay]") {
+    // A compaction in the middle of a turn: its last reply's call is answered by the entry
+    // that follows it.
+    ReplayedConversation r = replay(
+        R"({"type":"compaction","agent":"main","conversation":[{"role":"user","text":"u"},{"role":"assistant","text":"","tool_calls":[{"id":"c1","name":"shell","arguments":"{}"},{"id":"c2","name":"shell","arguments":"{}"}]},{"role":"tool","text":"r1","tool_call_id":"c1"}]})"
+        "\n"
+        R"({"type":"tool_result","agent":"main","tool_call_id":"c2","tool":"shell","result":"r2"})"
+        "\n"
+        R"({"type":"tool_result","agent":"main","tool_call_id":"c9","tool":"shell","result":"stray"})"
+        "\n"
+        R"({"type":"user","agent":"main","text":"next"})"
+        "\n");
+    CHECK(r.interrupted_calls == 0);
+    CHECK(shown(r.conversation) ==
+          std::vector<std::string>{"user:u", "assistant: [c1 shell {}] [c2 shell {}]",
+                                   "tool:r1 <c1", "tool:r2 <c2", "user:next"});
+}
+
 TEST_CASE("replay: unknown entry types are skipped", "[transcript_replay]") {
     ReplayedConversation r = replay(R"({"type":"resumed","caretz_session":"def"})"
                                     "\n"
@@ -200,6 +218,10 @@ TEST_CASE("replay: a damaged line is an error naming the file and the line",
     std::istringstream no_header(prompt);
     CHECK_THROWS_WITH(replay_transcript(no_header, "f"),
                       Catch::Contains("at line 1: the first line must be the session's header"));
+    // Found by the fuzzer: a field of another type than the one looked for.
+    std::istringstream number_type(R"({"type":3333})");
+    CHECK_THROWS_WITH(replay_transcript(number_type, "f"),
+                      Catch::Contains("at line 1: the first line must be the session's header"));
     std::istringstream empty("");
     CHECK_THROWS_WITH(replay_transcript(empty, "f"), Catch::Contains("the file is empty"));
 }
@@ -234,6 +256,8 @@ TEST_CASE("saved conversations: this folder's, the latest written first, by id o
           "\n",
           4000);
     std::ofstream(dir.path() / "broken.jsonl") << "not json\n";
+    std::ofstream(dir.path() / "odd.jsonl") << R"({"type":1,"cwd":"/ws"})"
+                                            << "\n";
 
     std::vector<SavedConversation> list = saved_conversations(dir.path().string(), "/ws");
     REQUIRE(list.size() == 3);
