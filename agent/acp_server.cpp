@@ -13,6 +13,7 @@
 #include "agent/acp_connection.h"
 #include "agent/acp_jsonrpc.h"
 #include "agent/acp_session.h"
+#include "agent/transcript_replay.h"
 #include "pty/fd_io.h"
 
 namespace caretz {
@@ -138,6 +139,8 @@ private:
             connection_.send(jsonrpc_result(m.id, initialize_result()));
         } else if (m.method == "session/new") {
             new_session(m);
+        } else if (m.method == "session/load") {
+            load_session(m);
         } else if (m.method == "session/prompt") {
             prompt(m);
         } else {
@@ -148,14 +151,15 @@ private:
     static nlohmann::json initialize_result() {
         return {{"protocolVersion", kProtocolVersion},
                 {"agentCapabilities",
-                 {{"loadSession", false},
+                 {{"loadSession", true},
                   {"promptCapabilities",
                    {{"image", false}, {"audio", false}, {"embeddedContext", true}}},
                   {"mcpCapabilities", {{"http", false}, {"sse", false}}}}},
                 {"authMethods", nlohmann::json::array()}};
     }
 
-    void new_session(const JsonRpcMessage& m) {
+    // The workspace a session/new or session/load names.
+    static std::string workspace(const JsonRpcMessage& m) {
         const std::string cwd = string_field(m.params, "cwd");
         std::error_code error;
         if (!std::filesystem::path(cwd).is_absolute() || !std::filesystem::is_directory(cwd, error))
@@ -164,11 +168,54 @@ private:
         const nlohmann::json& servers = field(m.params, "mcpServers");
         if (!servers.is_null() && !servers.is_array())
             throw InvalidParams{"\"mcpServers\" must be an array"};
+        return cwd;
+    }
+
+    void new_session(const JsonRpcMessage& m) {
+        const std::string cwd = workspace(m);
         auto session = std::make_unique<AcpSession>(config_, connection_, config_.sandbox_for(cwd),
                                                     config_.new_pipeline_options());
         const std::string id = session->id();
         sessions_[id] = std::move(session);
         connection_.send(jsonrpc_result(m.id, {{"sessionId", id}}));
+    }
+
+    // session/load: the conversation of an earlier session (its transcript), in a new sandbox
+    // session with no allowances, shown to the client before the answer.
+    void load_session(const JsonRpcMessage& m) {
+        const std::string id = string_field(m.params, "sessionId");
+        const std::string cwd = workspace(m);
+        // The id names a file: nothing in it may lead out of the sessions folder.
+        if (id.empty() || id.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyz"
+                                               "ABCDEFGHIJKLMNOPQRSTUVWXYZ-_") != std::string::npos)
+            throw InvalidParams{"\"sessionId\" names no session Caretz kept"};
+        if (sessions_.count(id)) {
+            connection_.send(jsonrpc_error(m.id, kInvalidRequest,
+                                           "the session " + id + " is open on this connection"));
+            return;
+        }
+        const std::string path = config_.sessions_dir + "/" + id + ".jsonl";
+        std::error_code error;
+        if (!std::filesystem::is_regular_file(path, error))
+            throw InvalidParams{"\"sessionId\" names no session Caretz kept: there is no " + path};
+        try {
+            std::optional<TranscriptLock> lock = TranscriptLock::take(path);
+            if (!lock) {
+                connection_.send(jsonrpc_error(
+                    m.id, kInternalError,
+                    "another Caretz is still writing the session " + id + "; end that one first"));
+                return;
+            }
+            ReplayedConversation replayed = read_transcript(path);
+            auto session = std::make_unique<AcpSession>(
+                config_, connection_, config_.sandbox_for(cwd), config_.new_pipeline_options(),
+                AcpSession::Loaded{id, path, std::move(*lock), std::move(replayed.conversation)});
+            session->replay_to_client();
+            sessions_[id] = std::move(session);
+            connection_.send(jsonrpc_result(m.id, nlohmann::json::object()));
+        } catch (const std::runtime_error& e) {  // TranscriptDamaged, an unreadable file
+            connection_.send(jsonrpc_error(m.id, kInternalError, e.what()));
+        }
     }
 
     void prompt(const JsonRpcMessage& m) {

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <map>
+
 #include "escalation/offer.h"
 #include "pty/fd_io.h"
 
@@ -18,15 +20,17 @@ constexpr auto kOutputInterval = std::chrono::milliseconds(500);
 }  // namespace
 
 AcpSession::AcpSession(const AcpConfig& config, AcpConnection& connection, const SandboxSpec& spec,
-                       CommandPipeline::Options options)
+                       CommandPipeline::Options options, std::optional<Loaded> loaded)
     : config_(config),
       connection_(connection),
-      id_(options.session_id),
+      id_(loaded ? loaded->session_id : options.session_id),
+      lock_(loaded ? std::make_optional(std::move(loaded->lock)) : std::nullopt),
       approver_(connection, id_, config.permission_timeout, *this),
       commands_([spec] { return spec; }, config.fresh_per_command, options, &approver_),
       model_(config.model),
-      transcript_(config.sessions_dir + "/" + id_ + ".jsonl",
-                  transcript_header(id_, config.model, spec.cwd)),
+      transcript_(loaded ? Transcript(loaded->transcript_path)
+                         : Transcript(config.sessions_dir + "/" + id_ + ".jsonl",
+                                      transcript_header(id_, config.model, spec.cwd))),
       services_{model_,
                 commands_,
                 transcript_,
@@ -38,7 +42,47 @@ AcpSession::AcpSession(const AcpConfig& config, AcpConnection& connection, const
                 {}},
       agent_(services_, TurnView(ViewTargets{-1, STDERR_FILENO, -1, "", this}), Agent::Kind::main,
              "main"),
-      thread_([this] { serve_turns(); }) {}
+      thread_([this] { serve_turns(); }) {
+    if (!loaded) return;
+    agent_.restore(std::move(loaded->conversation));
+    transcript_.record({{"type", "resumed"}, {"caretz_session", options.session_id}});
+}
+
+void AcpSession::replay_to_client() {
+    // The model's call ids need not be unique across turns; the client's must be.
+    std::map<std::string, std::string> shown_as;
+    int calls = 0;
+    auto text = [](const std::string& t) { return nlohmann::json{{"type", "text"}, {"text", t}}; };
+    for (const Message& m : agent_.conversation()) {
+        if (m.role == Message::Role::user) {
+            connection_.session_update(
+                id_, {{"sessionUpdate", "user_message_chunk"}, {"content", text(m.text)}});
+        } else if (m.role == Message::Role::tool) {
+            connection_.session_update(id_, {{"sessionUpdate", "tool_call_update"},
+                                             {"toolCallId", shown_as[m.tool_call_id]},
+                                             {"status", "completed"},
+                                             {"content", acp_text_content(m.text)}});
+            continue;
+        }
+        if (m.role != Message::Role::assistant) continue;
+        if (!m.text.empty())
+            connection_.session_update(
+                id_, {{"sessionUpdate", "agent_message_chunk"}, {"content", text(m.text)}});
+        for (const ToolCall& call : m.tool_calls) {
+            shown_as[call.id] = "earlier-" + std::to_string(++calls);
+            nlohmann::json arguments = arguments_object(call.arguments);
+            const bool shell = arguments.contains("command") && arguments["command"].is_string();
+            connection_.session_update(
+                id_, {{"sessionUpdate", "tool_call"},
+                      {"toolCallId", shown_as[call.id]},
+                      {"title",
+                       shell ? shown_escaped(arguments["command"].get<std::string>()) : call.name},
+                      {"kind", shell ? "execute" : "other"},
+                      {"status", "pending"},
+                      {"rawInput", arguments}});
+        }
+    }
+}
 
 AcpSession::~AcpSession() {
     {

@@ -24,8 +24,18 @@ namespace caretz {
 // session, with the turn shown to the client as session/update notifications.
 class AcpSession : public TurnListener, public AcpTurn {
 public:
+    // A conversation session/load goes on with: its id and transcript, held by this process.
+    struct Loaded {
+        std::string session_id;
+        std::string transcript_path;
+        TranscriptLock lock;
+        Conversation conversation;
+    };
+
+    // A new conversation, or with `loaded` the earlier one, in a new sandbox session with no
+    // allowances (as --continue).
     AcpSession(const AcpConfig& config, AcpConnection& connection, const SandboxSpec& spec,
-               CommandPipeline::Options options);
+               CommandPipeline::Options options, std::optional<Loaded> loaded = std::nullopt);
     AcpSession(const AcpSession&) = delete;
     AcpSession& operator=(const AcpSession&) = delete;
 
@@ -56,6 +66,10 @@ public:
     void command_output(std::string_view bytes) override;
     void command_finished(bool succeeded, const std::string& result) override;
 
+    // session/load: the conversation so far, as the client would have seen it live (the
+    // user's and the model's messages, each tool call with its result).
+    void replay_to_client();
+
 private:
     void serve_turns();
     Result run_turn(const std::string& prompt);
@@ -63,6 +77,7 @@ private:
     const AcpConfig& config_;
     AcpConnection& connection_;
     std::string id_;
+    std::optional<TranscriptLock> lock_;  // a loaded conversation's
     std::atomic<bool> cancelled_{false};
     std::mutex turn_mutex_;  // guards what follows, up to the pipe
     std::condition_variable turn_changed_;

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <utility>
 
+#include "escalation/audit_log.h"
 #include "pty/fd_io.h"
 #include "pty/utf8.h"
 
@@ -100,8 +102,16 @@ std::string unescape_entry(std::string_view line) {
 
 }  // namespace
 
+bool History::worth_keeping(std::string_view line) {
+    return !line.empty() && line[0] != ' ';
+}
+
+std::string History::default_path(const std::string& home) {
+    return std::filesystem::path(AuditLog::default_path(home)).parent_path() / "history";
+}
+
 void History::add(std::string line) {
-    if (line.empty() || (!entries_.empty() && entries_.back() == line)) return;
+    if (!worth_keeping(line) || (!entries_.empty() && entries_.back() == line)) return;
     entries_.push_back(std::move(line));
     while (entries_.size() > max_entries_) entries_.pop_front();
 }
@@ -117,6 +127,17 @@ void History::save(const std::string& path) const {
     std::string contents;
     for (const std::string& entry : entries_) contents += escape_entry(entry) + "\n";
     replace_file(path, contents, /*durable=*/true);
+}
+
+void History::add_and_save(const std::string& line, const std::string& path) {
+    if (!worth_keeping(line)) return;
+    add(line);
+    History file(max_entries_);
+    file.load(path);
+    file.add(line);
+    std::error_code ignored;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
+    file.save(path);
 }
 
 // ---- LineBuffer ----

@@ -21,8 +21,13 @@ public:
 
     explicit History(size_t max_entries = kDefaultMaxEntries) : max_entries_(max_entries) {}
 
-    // Records a line. Empty lines and a repeat of the newest entry are not recorded; when the
-    // history is full the oldest entry goes.
+    // $XDG_STATE_HOME/caretz/history (default ~/.local/state/caretz/history), which the
+    // sandbox hides with the rest of Caretz's state.
+    static std::string default_path(const std::string& home);
+
+    // Records a line. Empty lines, a repeat of the newest entry and, as with bash's
+    // ignorespace, a line that starts with a space (the way to keep one out) are not
+    // recorded; when the history is full the oldest entry goes.
     void add(std::string line);
 
     size_t size() const { return entries_.size(); }
@@ -35,8 +40,14 @@ public:
     // Replaces the file at `path` with all entries, readable by the owner only because lines
     // may hold secrets. Errors are ignored, as for load.
     void save(const std::string& path) const;
+    // add(), and the same line into the file at `path` at once, so that a hang-up loses
+    // nothing. The file is read again first: sessions side by side each add their lines
+    // rather than overwrite the others'.
+    void add_and_save(const std::string& line, const std::string& path);
 
 private:
+    static bool worth_keeping(std::string_view line);
+
     size_t max_entries_;
     std::deque<std::string> entries_;
 };

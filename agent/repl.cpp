@@ -52,8 +52,10 @@ public:
           commands_([sandbox = config.sandbox] { return sandbox.get().spec; },
                     config.fresh_per_command, config.pipeline, approver_ ? &*approver_ : nullptr),
           model_(config.model),
-          transcript_(config.transcript_path,
-                      transcript_header(config.pipeline.session_id, config.model, config.cwd)),
+          transcript_(config.resumed ? Transcript(config.transcript_path)
+                                     : Transcript(config.transcript_path,
+                                                  transcript_header(config.pipeline.session_id,
+                                                                    config.model, config.cwd))),
           services_{model_,
                     commands_,
                     transcript_,
@@ -63,7 +65,9 @@ public:
                     0,
                     ContextBudget(config.context_window, config.model.model),
                     {}},
-          agent_(services_, TurnView(view), Agent::Kind::main, "main") {}
+          agent_(services_, TurnView(view), Agent::Kind::main, "main") {
+        if (config.resumed) resume(*config.resumed);
+    }
 
     // Handles one line; false when the user asked to leave.
     bool handle(const std::string& line) {
@@ -140,6 +144,23 @@ public:
     }
 
 private:
+    // Only the conversation comes back: the sandbox session and what was allowed in it were
+    // the earlier Caretz session's.
+    void resume(const ReplayedConversation& resumed) {
+        agent_.restore(resumed.conversation);
+        transcript_.record({{"type", "resumed"}, {"caretz_session", config_.pipeline.session_id}});
+        std::string interrupted =
+            resumed.interrupted_calls == 0
+                ? ""
+                : "; " + std::to_string(resumed.interrupted_calls) +
+                      " command(s) still running when it ended are marked interrupted";
+        say("Continuing the conversation " + resumed.session_id + " (" +
+            std::to_string(resumed.conversation.size()) + " messages" + interrupted +
+            "). This is a new sandbox session: the earlier shell state, background jobs and "
+            "private /tmp are gone, and no earlier allowance applies.\n");
+        warn_about_transcript();
+    }
+
     void say(std::string_view text) {
         write_all(interactive_ ? STDOUT_FILENO : STDERR_FILENO, text);
     }
@@ -333,6 +354,7 @@ int run_interactive(Terminal& terminal, const ReplConfig& config) {
     LineEditor editor(terminal, [&terminal] {
         return static_cast<int>(terminal.size().value_or(WindowSize{}).cols);
     });
+    editor.history().load(config.history_path);
     write_all(STDOUT_FILENO, "Caretz: commands run in a sandbox; model " + config.model.model +
                                  ". Type /help for help.\n");
     // In most workspaces the search for repositories is done within a tenth of a second, and
@@ -342,7 +364,7 @@ int run_interactive(Terminal& terminal, const ReplConfig& config) {
     auto prompt_text = [&] { return repl.plan_mode() ? "caretz (plan)> " : "caretz> "; };
     if (!config.first_prompt.empty()) {
         write_all(STDOUT_FILENO, prompt_text() + shown_escaped(config.first_prompt) + "\n");
-        editor.add_history(config.first_prompt);
+        editor.history().add_and_save(config.first_prompt, config.history_path);
         repl.prompt(config.first_prompt);
     }
     while (true) {
@@ -350,7 +372,7 @@ int run_interactive(Terminal& terminal, const ReplConfig& config) {
         LineResult r = editor.read_line(prompt_text());
         if (r.kind == LineResult::eof) break;
         if (r.kind == LineResult::interrupted) continue;
-        if (!r.text.empty()) editor.add_history(r.text);
+        editor.history().add_and_save(r.text, config.history_path);
         if (!repl.handle(r.text)) break;
     }
     return 0;

@@ -9,6 +9,7 @@
 #include "agent/instructions.h"
 #include "agent/model_settings.h"
 #include "agent/sandbox_report.h"
+#include "agent/transcript_replay.h"
 #include "escalation/command_pipeline.h"
 #include "escalation/notify_mode.h"
 #include "sandbox/sandbox.h"
@@ -40,6 +41,10 @@ struct ReplConfig {
     std::string first_prompt;     // -p
     bool print = false;           // --print
     std::string transcript_path;  // the session's transcript file
+    // --continue, --resume: the conversation to go on with, from the transcript at
+    // transcript_path, which this session goes on writing.
+    std::optional<ReplayedConversation> resumed;
+    std::string history_path;  // the prompt history kept across sessions
 };
 
 // Caretz's session. On a terminal: a prompt with line editing and history, where text goes to

@@ -1,12 +1,14 @@
 #include "agent/transcript.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <stdexcept>
 
 #include "escalation/audit_log.h"
 
@@ -19,6 +21,22 @@ nlohmann::json transcript_header(const std::string& session_id, const ModelSetti
             {"model", model.model},
             {"base_url", model.base_url},
             {"cwd", cwd}};
+}
+
+std::optional<TranscriptLock> TranscriptLock::take(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        throw std::runtime_error("cannot open the transcript " + path + ": " +
+                                 std::strerror(errno));
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        ::close(fd);
+        return std::nullopt;
+    }
+    return TranscriptLock(fd);
+}
+
+TranscriptLock::~TranscriptLock() {
+    if (fd_ >= 0) ::close(fd_);
 }
 
 std::string Transcript::sessions_dir(const std::string& home) {
@@ -35,6 +53,12 @@ void Transcript::record(nlohmann::json entry) {
         std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ignored);
         header_["type"] = "session";
         append_line(header_);
+        // So that no `caretz --continue` elsewhere writes this conversation while it goes on.
+        try {
+            lock_ = TranscriptLock::take(path_);
+        } catch (const std::runtime_error&) {
+            // The write above failed too, and problem() says so.
+        }
     }
     append_line(entry);
 }

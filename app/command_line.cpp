@@ -164,6 +164,17 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
                        90));
     add_shared_options(app, cl, timeout);
     app.add_option("-p,--prompt", cl.prompt, "The first prompt for the model");
+    CLI::Option* continue_latest =
+        app.add_flag("--continue", cl.continue_latest,
+                     "Continue the latest conversation started in this folder (in a new "
+                     "sandbox session; allowances are not carried over)");
+    CLI::Option* resume =
+        app.add_option("--resume", cl.resume_id,
+                       "Continue the conversation with this id (or the start of it); without "
+                       "ID, list this folder's recent conversations to choose from")
+            ->expected(0, 1)
+            ->type_name("[ID]");
+    continue_latest->excludes(resume);
 
     CLI::App* exec = app.add_subcommand("exec", "Run one command through the sandbox, as !COMMAND");
     exec->prefix_command();
@@ -208,6 +219,7 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
             return 2;
         }
     }
+    cl.resume = resume->count() > 0;
     if (exec->parsed()) {
         cl.mode = Mode::exec;
         for (const auto& word : exec->remaining()) {
@@ -231,6 +243,13 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
         }
         std::fputs(completion_script(app, completion_target).c_str(), stdout);
         return 0;
+    }
+    if ((cl.continue_latest || cl.resume) && cl.mode != Mode::repl) {
+        std::fputs(
+            "caretz: --continue and --resume continue a conversation with the model; use "
+            "them without a subcommand (ACP editors load sessions with session/load)\n",
+            stderr);
+        return 2;
     }
     return cl;
 }

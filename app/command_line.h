@@ -24,6 +24,9 @@ struct CommandLine {
     bool print = false;
     bool no_session = false;
     bool json = false;
+    bool continue_latest = false;  // --continue
+    bool resume = false;           // --resume [ID]
+    std::string resume_id;         // its ID; empty: choose from a list
     std::string model;
     std::string provider;
     std::string base_url;

@@ -5,6 +5,7 @@
 
 #include "agent/acp_server.h"
 #include "agent/instructions.h"
+#include "agent/line_editor.h"
 #include "agent/model_settings.h"
 #include "agent/repl.h"
 #include "agent/transcript.h"
@@ -12,6 +13,7 @@
 #include "app/config.h"
 #include "app/doctor.h"
 #include "app/exec_command.h"
+#include "app/resume.h"
 #include "app/sandbox_spec.h"
 #include "app/settings_loader.h"
 #include "app/user_context.h"
@@ -104,6 +106,13 @@ int main(int argc, char** argv) {
             break;
     }
     UserContext user = current_user_context();
+    // Held until Caretz ends: no other Caretz may write the conversation meanwhile.
+    std::optional<ResumedConversation> resumed;
+    if (cl.continue_latest || cl.resume) {
+        auto found = resume_conversation(cl, Transcript::sessions_dir(user.home), user.cwd);
+        if (auto* code = std::get_if<int>(&found)) return *code;
+        resumed.emplace(std::move(std::get<ResumedConversation>(found)));
+    }
     ReplConfig repl;
     // The search for repositories runs while the prompt is up; the first command waits for it.
     // Its threads take no signals.
@@ -131,5 +140,12 @@ int main(int argc, char** argv) {
     repl.print = cl.print;
     repl.transcript_path =
         Transcript::sessions_dir(user.home) + "/" + repl.pipeline.session_id + ".jsonl";
+    repl.history_path = History::default_path(user.home);
+    if (resumed) {
+        repl.transcript_path = resumed->transcript_path;
+        // The model the conversation last used, unless --model names another.
+        if (cl.model.empty()) repl.model.model = resumed->replayed.model;
+        repl.resumed = std::move(resumed->replayed);
+    }
     return run_repl(repl);
 }

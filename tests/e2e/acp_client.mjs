@@ -5,7 +5,9 @@
 //
 //   node acp_client.mjs SCENARIO LOG -- AGENT ARGS...
 //
-// The scenario: {"cwd": DIR, "steps": [STEP...]}, where each step is
+// The scenario: {"cwd": DIR, "load": SESSION_ID, "steps": [STEP...]}; with "load" the session
+// is an earlier one, opened with session/load (the updates it replays come before the first
+// "prompt" event), else a new one. Each step is
 //   {"prompt": TEXT, "permission": ANSWER, "cancel_on": EVENT, "cancel_after_permission_ms": MS}
 // ANSWER says what to do with each permission request during the step: an option kind
 // (allow_once, allow_always, reject_once), "cancelled" (answer with the cancelled outcome), or
@@ -86,9 +88,16 @@ try {
   const init = validated(acp.initializeResponseSchema, "initialize",
     await connection.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false } } }));
   record({ event: "initialized", result: init });
-  const session = validated(acp.newSessionResponseSchema, "session/new",
-    await connection.newSession({ cwd: scenario.cwd, mcpServers: [] }));
-  sessionId = session.sessionId;
+  if (scenario.load) {
+    const loaded = validated(acp.loadSessionResponseSchema, "session/load",
+      await connection.loadSession({ sessionId: scenario.load, cwd: scenario.cwd, mcpServers: [] }));
+    record({ event: "loaded", result: loaded });
+    sessionId = scenario.load;
+  } else {
+    const session = validated(acp.newSessionResponseSchema, "session/new",
+      await connection.newSession({ cwd: scenario.cwd, mcpServers: [] }));
+    sessionId = session.sessionId;
+  }
   record({ event: "session", sessionId });
   for (const [index, s] of scenario.steps.entries()) {
     step = { ...s, index, cancelled: false };

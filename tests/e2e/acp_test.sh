@@ -6,7 +6,9 @@
 # once reruns on the host with no terminal (tty: "not a tty", /dev/tty cannot be opened,
 # sudo cannot ask); Allow for session skips the request for the identical command; Deny and a
 # cancelled outcome leave the sandboxed result; session/cancel withdraws a waiting request and
-# stops a running command and the model's stream. The library must log no validation error.
+# stops a running command and the model's stream. A second client then loads the session
+# (session/load): the conversation comes back, shown to it, without the allowances. The library
+# must log no validation error.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/agent_lib.sh"
@@ -268,4 +270,39 @@ check "the permission request lists exactly what the sandboxed attempt changed" 
 Run it again OUTSIDE the sandbox?"
 check "... and the audit line keeps it" \
     grep -qF "\"changed\":4,\"changed_first\":[\"created $ws/a.txt\",\"created $ws/b.txt\",\"deleted $ws/c.txt\",\"renamed $ws/d.txt -> $ws/e.txt\"]" <(grep -F "touch $out/changes" "$audit")
+
+# session/load: a second client (a restarted editor) loads the session. The conversation comes
+# back and is shown to the client; the sandbox session is new, and step 1's Allow for session
+# ("touch $out/always") does not apply.
+loaded_id=$(python3 -c 'import json, sys
+print(next(e["sessionId"] for e in map(json.loads, open(sys.argv[1])) if e["event"] == "session"))' \
+    "$AGENT_TMP/events.jsonl")
+start_model "[$(shell "touch $out/always"), {\"text\": \"LOADED-ANSWER\"}]"
+model_env openai
+cat >"$AGENT_TMP/scenario.json" <<EOF2
+{"cwd": "$ws", "load": "$loaded_id", "steps": [{"prompt": "after the load", "permission": "reject_once"}]}
+EOF2
+runner_header ACP_SDK="$ACP_SDK" >"$runner"
+printf 'as_user /bin/bash %q node %q %q %q -- %q --ask-sandbox-off acp 2>%q\n' "$ws" \
+    "$AGENT_TMP/acp_client.mjs" "$AGENT_TMP/scenario.json" "$AGENT_TMP/events.jsonl" \
+    "$E2E_BIN" "$AGENT_TMP/stderr.txt" >>"$runner"
+timeout 60 script -qec "bash $runner" /dev/null </dev/null >/dev/null
+replayed=$(python3 -c 'import json, sys
+for e in map(json.loads, open(sys.argv[1])):
+    if e["event"] == "prompt": break
+    if e["event"] == "update":
+        u = e["params"]["update"]
+        print(u["sessionUpdate"], json.dumps(u.get("content", {}).get("text", "") if isinstance(u.get("content"), dict) else ""))' \
+    "$AGENT_TMP/events.jsonl")
+check "the client library accepts session/load and every update, with no validation error" \
+    eval '[[ -z $(events console_errors) ]] && grep -q "\"event\":\"loaded\"" "$AGENT_TMP/events.jsonl"'
+check "session/load shows the earlier prompts to the client" \
+    contains "$replayed" 'user_message_chunk "allow once"'
+check "... and the earlier commands as tool calls" contains "$replayed" "tool_call_update"
+check "the loaded session's next request holds the earlier conversation" \
+    test "$(first_user 1)" == "allow once"
+check "... and the new prompt" test "$(last_user 1)" == "after the load"
+check "Allow for session did not carry over: the same command asks again" \
+    test "$(events permissions 0)" == 1
+check "... and the loaded session's turn ends" test "$(events stop 0)" == end_turn
 finish

@@ -74,6 +74,11 @@ check "$shell: with --config FILE, the profiles come from FILE" wait_for_screen 
 tab_after 'caretz --permission-timeout 5' "$list_tabs"
 check "$shell: a number for --permission-timeout gets its units offered" wait_for_screen '5h' 10
 
+tab_after 'caretz --contin' 1
+check "$shell: caretz --contin<Tab> completes to --continue" wait_for_screen 'caretz --continue' 10
+tab_after 'caretz --resu' 1
+check "$shell: caretz --resu<Tab> completes to --resume" wait_for_screen 'caretz --resume' 10
+
 tab_after 'caretz doct' 1
 check "$shell: subcommands complete (doct<Tab> is doctor)" wait_for_screen 'caretz doctor' 10
 

@@ -232,6 +232,30 @@ def main():
                        ("both result and error", '{"jsonrpc": "2.0", "id": 1, "result": 1, "error": {}}'),
                        ("escapes", '{"jsonrpc": "2.0", "id": "\\u0000\\ud800", "method": "\\u001b]133;A\\u0007"}')]:
         write("jsonrpc", name, line)
+    # Transcripts as Caretz writes them (tests/e2e/agent_resume_test.sh leaves such files), with
+    # the entries that replace or empty the conversation, a call the session ended during, and
+    # a line cut off by a crash.
+    header = {"type": "session", "session_id": "abc", "provider": "openai", "model": "m",
+              "base_url": "http://127.0.0.1/v1", "cwd": "/home/u/ws", "time": "2026-12-05T22:00:00Z"}
+    user = {"type": "user", "agent": "main", "text": "the host is db7", "plan_mode": False}
+    call = {"type": "assistant", "agent": "main", "text": "Looking.", "interrupted": False,
+            "tool_calls": [{"id": "c1", "name": "shell", "arguments": '{"command":"ls"}'}]}
+    result = {"type": "tool_result", "agent": "main", "tool_call_id": "c1", "tool": "shell",
+              "result": "exit status: 0\na\n", "ran": "sandbox"}
+    answer = {"type": "assistant", "agent": "main", "text": "Done.", "tool_calls": [],
+              "interrupted": False}
+    sub = {"type": "user", "agent": "subagent 1", "text": "look"}
+    compaction = {"type": "compaction", "agent": "main", "conversation": [
+        {"role": "user", "text": "summary"},
+        {"role": "assistant", "text": "", "tool_calls": [{"id": "c2", "name": "shell", "arguments": "{}"}]}]}
+    lines = lambda *entries: "".join(json.dumps(e) + "\n" for e in entries)
+    write("transcript_replay", "turn", lines(header, user, call, result, answer))
+    write("transcript_replay", "ended mid-command", lines(header, user, call))
+    write("transcript_replay", "compaction clear model", lines(
+        header, user, sub, compaction, {"type": "model", "model": "m2"}, user,
+        {"type": "clear", "agent": "main"}, {"type": "resumed", "caretz_session": "def"}, user))
+    write("transcript_replay", "cut line", lines(header, user) + json.dumps(call)[:30])
+
     # What `git config --list --null` prints for configs a sandboxed command could write: a
     # clean clone's, one planting commands, and values and subsection names that try to end
     # their line or open a section.

@@ -5,12 +5,15 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <thread>
+#include <vector>
 
 #include "agent/acp_approver.h"
 #include "agent/acp_connection.h"
 #include "escalation/offer.h"
 #include "pty/fd_io.h"
+#include "tests/unit/temp_dir.h"
 
 using namespace caretz;
 using nlohmann::json;
@@ -102,7 +105,7 @@ TEST_CASE("acp server: wrong lines get JSON-RPC errors and the server keeps serv
 
     server.send("this is not json");
     CHECK(code_of(server.next()) == kParseError);
-    server.send(R"({"jsonrpc":"2.0","id":1,"method":"session/load","params":{}})");
+    server.send(R"({"jsonrpc":"2.0","id":1,"method":"session/set_mode","params":{}})");
     json reply = server.next();
     CHECK(code_of(reply) == kMethodNotFound);
     CHECK(reply["id"] == 1);
@@ -118,7 +121,7 @@ TEST_CASE("acp server: wrong lines get JSON-RPC errors and the server keeps serv
     reply = server.next();
     CHECK(reply["id"] == 4);
     CHECK(reply["result"]["protocolVersion"] == 1);
-    CHECK(reply["result"]["agentCapabilities"]["loadSession"] == false);
+    CHECK(reply["result"]["agentCapabilities"]["loadSession"] == true);
     CHECK(server.join() == 0);
 }
 
@@ -157,6 +160,80 @@ TEST_CASE("acp server: sessions and prompts check their params", "[acp]") {
     CHECK(code_of(reply) == kInternalError);
     CHECK(reply["error"]["message"].get<std::string>().find("CARETZ_API_KEY") != std::string::npos);
     CHECK(server.join() == 0);
+}
+
+TEST_CASE("acp server: session/load shows the earlier conversation, then answers", "[acp]") {
+    TempDir dir;
+    AcpConfig config = test_config();
+    config.sessions_dir = dir.path().string();
+    const std::string cwd = dir.path().string();
+    auto load = [&](int id, const std::string& session) {
+        return json{
+            {"jsonrpc", "2.0"},
+            {"id", id},
+            {"method", "session/load"},
+            {"params", {{"sessionId", session}, {"cwd", cwd}, {"mcpServers", json::array()}}}}
+            .dump();
+    };
+    const std::string header =
+        R"({"type":"session","session_id":"old1","model":"m","cwd":")" + cwd + R"(","time":"t"})";
+    std::ofstream(dir.path() / "old1.jsonl")
+        << header << "\n"
+        << R"({"type":"user","agent":"main","text":"the host is db7"})"
+        << "\n"
+        << R"({"type":"assistant","agent":"main","text":"Looking.","tool_calls":[{"id":"c","name":"shell","arguments":"{\"command\":\"ls\"}"}]})"
+        << "\n"
+        << R"({"type":"tool_result","agent":"main","tool_call_id":"c","tool":"shell","result":"exit status: 0"})"
+        << "\n"
+        << R"({"type":"assistant","agent":"main","text":"Done.","tool_calls":[{"id":"c","name":"shell","arguments":"{\"command\":\"sleep 9\"}"}]})"
+        << "\n";
+    std::ofstream(dir.path() / "bad1.jsonl") << header << "\n{oops\n";
+    ServerOnPipes server(config);
+
+    server.send(load(1, "old1"));
+    std::vector<json> updates;
+    json reply;
+    while ((reply = server.next()).contains("method")) {
+        CHECK(reply["method"] == "session/update");
+        CHECK(reply["params"]["sessionId"] == "old1");
+        updates.push_back(reply["params"]["update"]);
+    }
+    CHECK(reply["id"] == 1);
+    CHECK(reply["result"] == json::object());
+    REQUIRE(updates.size() == 7);
+    CHECK(updates[0]["sessionUpdate"] == "user_message_chunk");
+    CHECK(updates[0]["content"]["text"] == "the host is db7");
+    CHECK(updates[1]["sessionUpdate"] == "agent_message_chunk");
+    CHECK(updates[2]["sessionUpdate"] == "tool_call");
+    CHECK(updates[2]["title"] == "ls");
+    CHECK(updates[2]["kind"] == "execute");
+    CHECK(updates[3]["sessionUpdate"] == "tool_call_update");
+    CHECK(updates[3]["toolCallId"] == updates[2]["toolCallId"]);
+    CHECK(updates[3]["status"] == "completed");
+    CHECK(updates[4]["content"]["text"] == "Done.");
+    // The model reused its call id; the client gets one of its own for each call.
+    CHECK(updates[5]["toolCallId"] != updates[2]["toolCallId"]);
+    // The call the earlier session ended during is closed as interrupted.
+    CHECK(updates[6]["toolCallId"] == updates[5]["toolCallId"]);
+    CHECK(updates[6]["content"].dump().find("the Caretz session ended") != std::string::npos);
+
+    server.send(load(2, "old1"));
+    reply = server.next();
+    CHECK(code_of(reply) == kInvalidRequest);
+    server.send(load(3, "bad1"));
+    reply = server.next();
+    CHECK(code_of(reply) == kInternalError);
+    CHECK(reply["error"]["message"].get<std::string>().find("bad1.jsonl is damaged at line 2") !=
+          std::string::npos);
+    server.send(load(4, "../old1"));
+    CHECK(code_of(server.next()) == kInvalidParams);
+    server.send(load(5, "none"));
+    CHECK(code_of(server.next()) == kInvalidParams);
+    CHECK(server.join() == 0);
+    // The loaded conversation goes on in its own transcript, marked as resumed.
+    std::ifstream transcript(dir.path() / "old1.jsonl");
+    std::string all((std::istreambuf_iterator<char>(transcript)), std::istreambuf_iterator<char>());
+    CHECK(all.find(R"("type":"resumed")") != std::string::npos);
 }
 
 TEST_CASE("acp connection: a request ends with its answer, a timeout, a withdrawal or the end",

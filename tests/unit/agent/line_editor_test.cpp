@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/temp_dir.h"
+
 using namespace caretz;
 
 namespace {
@@ -210,6 +212,59 @@ TEST_CASE("history skips empty lines and repeats and drops the oldest when full"
     CHECK(history[0] == "c");
     CHECK(history[1] == "b");
     CHECK(history[2] == "d");
+}
+
+TEST_CASE("history keeps out a line typed with a leading space, as bash's ignorespace") {
+    History history;
+    for (const char* line : {"kept", " export TOKEN=secret", "\tkept too"}) history.add(line);
+    REQUIRE(history.size() == 2);
+    CHECK(history[0] == "kept");
+    CHECK(history[1] == "\tkept too");
+}
+
+TEST_CASE("history saves each line as it is added, privately, bounded, beside other sessions") {
+    TempDir dir;
+    // The folder does not exist yet on a first run.
+    std::string path = (dir.path() / "caretz" / "history").string();
+    History one(3), two(3);
+    one.add_and_save("from one", path);
+    two.add_and_save("from two", path);
+    one.add_and_save(" secret", path);
+    one.add_and_save("one again", path);
+    struct stat info {};
+    REQUIRE(::stat(path.c_str(), &info) == 0);
+    CHECK((info.st_mode & 0777) == 0600);
+
+    History next(3);
+    next.load(path);
+    REQUIRE(next.size() == 3);
+    CHECK(next[0] == "from one");
+    CHECK(next[1] == "from two");
+    CHECK(next[2] == "one again");
+    // The session's own walk keeps its own lines.
+    REQUIRE(one.size() == 2);
+    CHECK(one[1] == "one again");
+
+    two.add_and_save("fourth", path);
+    next = History(3);
+    next.load(path);
+    REQUIRE(next.size() == 3);
+    CHECK(next[0] == "from two");
+    CHECK(next[2] == "fourth");
+}
+
+TEST_CASE("history's file is in Caretz's state folder") {
+    const char* set = std::getenv("XDG_STATE_HOME");
+    const std::string before = set ? set : "";
+    ::unsetenv("XDG_STATE_HOME");
+    CHECK(History::default_path("/home/u") == "/home/u/.local/state/caretz/history");
+    ::setenv("XDG_STATE_HOME", "/state", 1);
+    CHECK(History::default_path("/home/u") == "/state/caretz/history");
+    if (set) {
+        ::setenv("XDG_STATE_HOME", before.c_str(), 1);
+    } else {
+        ::unsetenv("XDG_STATE_HOME");
+    }
 }
 
 TEST_CASE("history saves and loads multi-line entries, privately") {
