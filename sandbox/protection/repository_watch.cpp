@@ -266,6 +266,10 @@ const char* to_string(RepositoryFinding::Kind kind) {
             return "folder_protected";
         case K::watch_limit:
             return "watch_limit";
+        case K::run_entry_moved_aside:
+            return "run_entry_moved_aside";
+        case K::run_entry_protected:
+            return "run_entry_protected";
     }
     return "?";
 }
@@ -300,6 +304,14 @@ std::string describe(const RepositoryFinding& f) {
         case K::folder_protected:
             return "caretz: cannot search " + f.path +
                    " for git repositories; the sandbox may not write anywhere in it";
+        case K::run_entry_moved_aside:
+            return "caretz: a sandboxed command made " + f.path + " (" + f.detail +
+                   "); it is moved to " + f.aside + " so nothing there runs on your machine";
+        case K::run_entry_protected:
+            return "caretz: " + f.path + " came with a repository made in the sandbox (" +
+                   f.detail +
+                   "); it stays read-only there from now on: look at it before you "
+                   "open the folder in that program";
         case K::watch_limit:
             return "caretz: the limits on watched folders (fs.inotify.max_user_watches, then "
                    "fs.fanotify.max_user_marks) are reached; " +
@@ -364,6 +376,17 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
     }
     for (const auto& link : found.git_links) protect(link);
     for (const auto& dir : found.unreadable) protect(dir);
+    run_entries_ = std::move(found.run_entries);
+    run_known_.insert(run_entries_.begin(), run_entries_.end());
+    trust_ = ToolTrust::of_user(RealHostFs(), home_);
+    for (const auto& path : run_entries_) {
+        if (name_of(path) != ".envrc") continue;
+        for (const auto& source : envrc_sources(parent_of(path), read_file(path).value_or("")))
+            if (!lstat_of(source)) {
+                if (auto real = resolved_path(parent_of(source)); real && within_writable(*real))
+                    sourced_missing_.push_back(source);
+            }
+    }
     // The work trees a relative core.hooksPath in the user's own config points into.
     std::vector<std::string> tops;
     for (const auto& dir : found.git_dirs)
@@ -372,7 +395,7 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
     for (const auto& link : found.git_links)
         if (name_of(link) == ".git") work_trees_.push_back(parent_of(link));
     for (const auto& config : global_configs) {
-        protect_named(config, false, policy);
+        protect_named(config, policy);
         follow_config(config, tops, policy, 0);
     }
     for (const auto& dir : found.git_dirs)
@@ -426,6 +449,7 @@ void RepositoryWatch::search_at_start(const SandboxPolicy& policy, const std::st
         keep(record->git_dirs, found.git_dirs, false);
         keep(record->git_links, found.git_links, true);
         keep(record->unreadable, found.unreadable, false);
+        keep(record->run_entries, found.run_entries, true);
         moved_dirs.clear();
         walk(std::move(changed), found, /*parallel=*/true, /*relisting=*/true, /*watch=*/false);
     }
@@ -433,21 +457,22 @@ void RepositoryWatch::search_at_start(const SandboxPolicy& policy, const std::st
     if (!file || !moved) return;
     // Written while the sandbox starts: nothing changes unwatched_ before finish_recording().
     if (unwatched_.size() >= kRecordedFrom)
-        recording_ = std::thread([this, file = *file, dirs = found.git_dirs,
-                                  links = found.git_links, unreadable = found.unreadable] {
-            // A FUSE or network file system's change times are what its server says: its
-            // folders are listed again at every start.
-            std::vector<dev_t> seen, relisted;
-            for (const auto& [dir, folder] : unwatched_) {
-                if (std::find(seen.begin(), seen.end(), folder.dev) != seen.end()) continue;
-                seen.push_back(folder.dev);
-                struct statfs fs;
-                if (::statfs(dir.c_str(), &fs) != 0 ||
-                    !keeps_change_times(static_cast<unsigned long>(fs.f_type)))
-                    relisted.push_back(folder.dev);
-            }
-            write_search_record(file, unwatched_, dirs, links, unreadable, relisted);
-        });
+        recording_ =
+            std::thread([this, file = *file, dirs = found.git_dirs, links = found.git_links,
+                         unreadable = found.unreadable, run = found.run_entries] {
+                // A FUSE or network file system's change times are what its server says: its
+                // folders are listed again at every start.
+                std::vector<dev_t> seen, relisted;
+                for (const auto& [dir, folder] : unwatched_) {
+                    if (std::find(seen.begin(), seen.end(), folder.dev) != seen.end()) continue;
+                    seen.push_back(folder.dev);
+                    struct statfs fs;
+                    if (::statfs(dir.c_str(), &fs) != 0 ||
+                        !keeps_change_times(static_cast<unsigned long>(fs.f_type)))
+                        relisted.push_back(folder.dev);
+                }
+                write_search_record(file, unwatched_, {dirs, links, unreadable, run}, relisted);
+            });
     else if (had_record)
         ::unlink(file->path.c_str());
 }
@@ -464,25 +489,23 @@ RepositoryWatch::~RepositoryWatch() {
     for (auto& t : promotion_->threads) t.join();
 }
 
-void RepositoryWatch::protect_named(const std::string& path, bool folder, SandboxPolicy& policy) {
+void RepositoryWatch::protect_named(const std::string& path, SandboxPolicy& policy) {
     // The nearest folder that exists decides where the path really lies.
     std::string existing = path;
-    std::vector<std::string> missing;
-    while (!lstat_of(existing) && existing != "/") {
-        missing.push_back(existing);
-        existing = parent_of(existing);
-    }
+    while (!lstat_of(existing) && existing != "/") existing = parent_of(existing);
     auto real = resolved_path(existing);
     if (!real || !within_writable(*real)) return;
-    std::string made = *real;
-    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
-        made = join_path(made, name_of(*it));
-        const bool last = it + 1 == missing.rend();
-        if (!create_empty_path(made,
-                               last && !folder ? HostFs::Type::file : HostFs::Type::directory))
-            return;
+    // Read-only whole already (the home's configuration): nothing more to do.
+    for (const auto& whole : policy.protected_paths)
+        if (path_within(existing, whole) || path_within(*real, whole)) return;
+    if (existing == path) {
+        if (known_.emplace(*real, 0).second) policy.protected_paths.push_back(*real);
+        return;
     }
-    if (known_.emplace(made, 0).second) policy.protected_paths.push_back(made);
+    // Missing: nothing is made on the host (an empty file there would be the protection's
+    // footprint); the folder above it is sealed, so the sandbox cannot make it either.
+    if (std::find(policy.sealed.begin(), policy.sealed.end(), *real) == policy.sealed.end())
+        policy.sealed.push_back(*real);
 }
 
 void RepositoryWatch::follow_config(const std::string& config, const std::vector<std::string>& tops,
@@ -508,14 +531,16 @@ void RepositoryWatch::follow_config(const std::string& config, const std::vector
         const std::string& key = entry.key;
         if (key == "include.path" || (key.starts_with("includeif.") && key.ends_with(".path"))) {
             const std::string included = expanded(*entry.value, parent_of(config));
-            protect_named(included, false, policy);
+            protect_named(included, policy);
             follow_config(included, tops, policy, depth + 1);
         } else if (key == "core.hookspath") {
             if (entry.value->starts_with("/") || entry.value->starts_with("~")) {
-                protect_named(expanded(*entry.value, "/"), true, policy);
+                protect_named(expanded(*entry.value, "/"), policy);
             } else {
-                for (const auto& top : tops)
-                    protect_named(join_path(top, *entry.value), true, policy);
+                // In the work tree, the hook manager's whole folder: husky's `.husky/_` runs
+                // the `.husky/pre-commit` beside it.
+                const std::string folder = entry.value->substr(0, entry.value->find('/'));
+                for (const auto& top : tops) protect_named(join_path(top, folder), policy);
             }
         }
     }
@@ -629,6 +654,7 @@ void RepositoryWatch::Found::merge(Found&& other) {
     append(git_dirs, other.git_dirs);
     append(git_links, other.git_links);
     append(unreadable, other.unreadable);
+    append(run_entries, other.run_entries);
     append(watches, other.watches);
     append(marks, other.marks);
     limit = limit || other.limit;
@@ -775,7 +801,7 @@ void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool par
     for (auto& t : queue.helpers) t.join();
     for (auto& part : each) found.merge(std::move(part));
     // In the order of the folders, whichever thread found them.
-    for (auto* list : {&found.git_dirs, &found.git_links, &found.unreadable})
+    for (auto* list : {&found.git_dirs, &found.git_links, &found.unreadable, &found.run_entries})
         std::sort(list->begin(), list->end());
     for (auto& [wd, dir] : found.watches) watched_[wd] = dir;  // a folder moved keeps its wd
     for (auto& [key, dir] : found.marks) marked_[key] = dir;   // and its mark
@@ -895,6 +921,7 @@ void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
             seen = counting.insert(counting.end(), {self.st_dev, counts_subfolders(fd->get())});
         const bool leaves_known = seen->second;
         bool head = false, objects = false, commondir = false;
+        const std::string_view folder_name = std::string_view(dir).substr(dir.rfind('/') + 1);
         // getdents64 itself: readdir() would cost three more system calls per folder.
         ssize_t n;
         while ((n = ::getdents64(fd->get(), listing.data(), listing.size())) > 0) {
@@ -903,6 +930,8 @@ void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
                 at += e->d_reclen;
                 const char* name = e->d_name;
                 if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
+                if (repository_run_entry(folder_name, name))
+                    found.run_entries.push_back(join_path(dir, name));
                 unsigned char type = e->d_type;
                 if (type == DT_UNKNOWN) {
                     struct stat st;
@@ -1031,11 +1060,6 @@ void RepositoryWatch::take_events(std::string_view events, size_t recorded_from,
         if (ev.mask & (IN_CREATE | IN_MOVED_TO))
             on_new_entry(it->second, entry, folder, candidates, new_dirs);
         if (!recorded) continue;
-        // A writable root without a repository has a read-only `.git` in the sandbox, which no
-        // command can make or fill: one made on the host is bwrap's mount point for it.
-        if (entry == ".git" && (ev.mask & IN_CREATE) &&
-            std::find(roots_.begin(), roots_.end(), it->second) != roots_.end())
-            continue;
         std::string path = join_path(it->second, entry);
         if (ev.mask & IN_CREATE) {
             record_.made(path, folder);
@@ -1113,6 +1137,7 @@ void RepositoryWatch::on_new_entry(const std::string& dir, const std::string& na
                                    std::vector<std::string>& new_dirs) {
     if (folder) new_dirs.push_back(join_path(dir, name));
     if (name == ".git") candidates.insert(join_path(dir, name));
+    if (repository_run_entry(name_of(dir), name)) made_run_entries_.insert(join_path(dir, name));
     // A file git reads in a git folder, or a new entry in one's hooks.
     if (name == "HEAD" || name == "objects" || name == "commondir" || name == "config" ||
         name == "config.worktree" || name == "hooks")
@@ -1280,6 +1305,7 @@ std::vector<RepositoryFinding> RepositoryWatch::checked() {
     walk(std::move(new_dirs), found, parallel, relisting, /*watch=*/true);
     candidates.insert(found.git_dirs.begin(), found.git_dirs.end());
     candidates.insert(found.git_links.begin(), found.git_links.end());
+    made_run_entries_.insert(found.run_entries.begin(), found.run_entries.end());
     read_only_now_.clear();
     std::set<std::string> clean;
     std::vector<std::string> fresh;
@@ -1290,6 +1316,7 @@ std::vector<RepositoryFinding> RepositoryWatch::checked() {
     }
     for (const auto& path : candidates)
         if (auto dir = inspect(path, out)) fresh.push_back(*dir);
+    take_made_run_entries(fresh, out);
     // A repository protected during the session whose hooks or config changed since: written
     // through a folder or file a command had open before; cleaned again.
     for (const auto& dir : recheck_)
@@ -1382,14 +1409,46 @@ std::optional<std::string> RepositoryWatch::inspect(const std::string& path,
 
 void RepositoryWatch::protect_work_tree(const std::string& top) {
     // As at the start (host_run_paths.h): what editors run from the top of a work tree is
-    // read-only from now on, a missing folder of theirs made empty first.
+    // read-only from now on; one made later is take_made_run_entries()'s.
     for (const auto& entry : repository_run_entries()) {
         const std::string path = join_path(top, entry.name);
-        if (is_known(path)) continue;
-        auto st = lstat_of(path);
-        if (!st && !(entry.folder && create_empty_path(path, HostFs::Type::directory))) continue;
-        protect_now(path);
+        if (!is_known(path) && lstat_of(path)) protect_now(path);
     }
+}
+
+void RepositoryWatch::take_made_run_entries(const std::vector<std::string>& fresh,
+                                            std::vector<RepositoryFinding>& out) {
+    using Kind = RepositoryFinding::Kind;
+    static const RepositoryRunEntry sourced = {
+        "", false, "an allowed .envrc loads it; direnv asks only about the .envrc itself"};
+    // What an `.envrc` sources is looked at by name: it has no name of its own to be met by.
+    for (const auto& path : sourced_missing_)
+        if (lstat_of(path)) made_run_entries_.insert(path);
+    for (const auto& path : made_run_entries_) {
+        const bool is_sourced = std::find(sourced_missing_.begin(), sourced_missing_.end(), path) !=
+                                sourced_missing_.end();
+        const auto* entry =
+            is_sourced ? &sourced : repository_run_entry(name_of(parent_of(path)), name_of(path));
+        if (!entry || trust_.asks_first(*entry, path) || run_known_.count(path) || is_known(path) ||
+            !lstat_of(path))
+            continue;
+        // In a repository made in this check (a clone): what came with it stays, read-only
+        // from now on, and the user is told.
+        const bool cloned = std::any_of(fresh.begin(), fresh.end(), [&](const std::string& dir) {
+            return name_of(dir) == ".git" && path_within(path, parent_of(dir));
+        });
+        if (cloned) {
+            protect_now(path);
+            out.push_back({Kind::run_entry_protected, path, entry->reason, ""});
+            continue;
+        }
+        std::string aside = move_aside(path);
+        if (aside.empty())
+            out.push_back({Kind::not_protected, path, "it cannot be moved aside", ""});
+        else
+            out.push_back({Kind::run_entry_moved_aside, path, entry->reason, aside});
+    }
+    made_run_entries_.clear();
 }
 
 void RepositoryWatch::watch_config(const std::string& config) {

@@ -328,14 +328,48 @@ TEST_CASE("files a config includes and a hooks folder it names are protected whe
     SandboxPolicy policy = ws.policy();
     policy.home = ws / "home";
     RepositoryWatch watch(policy, {ws / "home/.gitconfig", ws / "home/.config/git/config"});
-    for (const char* path : {"r/shared.cfg", "r/.githooks", "home/.gitconfig", "home/more.cfg",
-                             "home/hooks", "home/.config/git/config"})
+    for (const char* path : {"r/.githooks", "home/.gitconfig", "home/more.cfg"})
         CHECK(has(policy.protected_paths, ws / path));
-    // Missing ones are made empty, so they can be bound read-only.
-    CHECK(fs::is_regular_file(ws / "r/shared.cfg"));
-    CHECK(fs::is_empty(ws / "r/shared.cfg"));
-    CHECK(fs::is_directory(ws / "home/hooks"));
-    CHECK(fs::is_regular_file(ws / "home/.config/git/config"));
+    // Missing ones are not made on the host: the folder above each is sealed instead, so the
+    // sandbox cannot make them either.
+    for (const char* path : {"r/shared.cfg", "home/hooks", "home/.config/git/config"})
+        CHECK_FALSE(fs::exists(ws / path));
+    for (const char* sealed : {"r", "home"}) CHECK(has(policy.sealed, ws / sealed));
+    CHECK_FALSE(fs::exists(ws / "home/.config"));
+}
+
+TEST_CASE("a hooks folder in the work tree protects its hook manager's whole folder") {
+    Workspace ws;
+    ws.sh(
+        "git init -q r && mkdir -p r/.husky/_ && echo 'npx lint' > r/.husky/pre-commit && "
+        "git -C r config core.hooksPath .husky/_");
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {});
+    CHECK(has(policy.protected_paths, ws / "r/.husky"));
+    CHECK_FALSE(policy.can_write(ws / "r/.husky/pre-commit"));
+}
+
+TEST_CASE("the table's entries are found at every depth, and one made later is moved aside") {
+    Workspace ws;
+    ws.sh("git init -q r && mkdir -p r/sub/.vscode r/a/b/.claude r/.zed && touch r/a/mise.toml");
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::repositories);
+    for (const char* path : {"r/sub/.vscode", "r/a/b/.claude", "r/.zed", "r/a/mise.toml"})
+        CHECK(has(watch.run_entries(), ws / path));
+    watch.check();
+    ws.sh(
+        "mkdir -p r/sub/deep/.vscode && echo '{}' > r/sub/deep/.vscode/tasks.json && "
+        "echo x > r/.mcp.json && echo ok > r/sub/deep/notes.txt");
+    auto findings = watch.check();
+    CHECK_FALSE(fs::exists(ws / "r/sub/deep/.vscode"));
+    CHECK(fs::exists(ws / "r/sub/deep/.vscode.disabled-by-caretz/tasks.json"));
+    CHECK(std::any_of(findings.begin(), findings.end(), [&](const RepositoryFinding& f) {
+        return f.kind == RepositoryFinding::Kind::run_entry_moved_aside &&
+               f.path == ws / "r/sub/deep/.vscode";
+    }));
+    // Claude Code asks before it starts a new .mcp.json's servers: left where it is.
+    CHECK(fs::exists(ws / "r/.mcp.json"));
+    CHECK(fs::exists(ws / "r/sub/deep/notes.txt"));
 }
 
 TEST_CASE("a config outside the writable roots is followed but nothing outside is made") {
@@ -493,8 +527,7 @@ SearchRecord recorded_start(const Workspace& ws, const std::string& state) {
 
 // `record` written over the one a start in `ws` left in `state`.
 void rewrite_record(const Workspace& ws, const std::string& state, const SearchRecord& record) {
-    REQUIRE(write_search_record(search_record_file(state, {ws.root}, {}), record.folders,
-                                record.git_dirs, record.git_links, record.unreadable));
+    REQUIRE(write_search_record(search_record_file(state, {ws.root}, {}), record.folders, record));
 }
 
 }  // namespace
