@@ -21,34 +21,12 @@
 #include "sandbox/change_record.h"
 #include "sandbox/policy.h"
 #include "sandbox/protection/host_run_paths.h"
+#include "sandbox/protection/repository_findings.h"
 #include "sandbox/protection/search_record.h"
 
 namespace caretz {
 
-// What a check of the writable roots found in a git repository, and what Caretz did.
-struct RepositoryFinding {
-    enum class Kind {
-        protected_repository,   // a repository made or changed in the sandbox, now protected
-        hook_disabled,          // a hook the sandbox wrote, moved aside
-        config_stripped,        // a config the sandbox wrote, cut to what a clone needs
-        config_moved_aside,     // a config git could not read, moved aside
-        redirect_moved_aside,   // a `commondir` naming a git folder the sandbox may write
-        not_protected,          // hooks and config stay writable inside: checked again later
-        folder_protected,       // a folder that could not be searched, read-only instead
-        watch_limit,            // past the watch limits: `detail` folders without a watch
-        run_entry_moved_aside,  // an editor's or tool's folder or config a command made
-        run_entry_protected,    // one that came with a repository made in the sandbox
-    };
-    Kind kind;
-    std::string path;
-    std::string detail;  // what was left out, where a commondir pointed, or why it failed
-    std::string aside;   // where the original now is
-};
-
-// The name of the kind for the audit log ("hook_disabled", ...).
-const char* to_string(RepositoryFinding::Kind kind);
-// One line for the user's screen.
-std::string describe(const RepositoryFinding& finding);
+class InotifyReader;
 
 // Makes sure that nothing a sandboxed command writes into a git repository under the writable
 // roots runs when the user runs git there on the host: the repositories there at the start,
@@ -234,8 +212,6 @@ private:
     // is new or changed; returns it then.
     std::optional<std::string> inspect(const std::string& path,
                                        std::vector<RepositoryFinding>& out);
-    // Moves aside what the sandbox wrote into a git folder it can no longer write.
-    void neutralise(const std::string& git_dir, std::vector<RepositoryFinding>& out);
     bool is_known(const std::string& path) const;
     void protect_now(const std::string& path);
     // Protects what editors run from the top of the work tree `top` of a repository made or
@@ -275,6 +251,7 @@ private:
     std::set<std::string> made_run_entries_;    // seen made since the last check
     std::vector<std::string> sourced_missing_;  // missing files an `.envrc` found loads
     ToolTrust trust_;                           // the user's configs, read at the start
+    timespec started_{};                        // when the start-up search began
     std::set<std::string> ours_;                // git folders protected during the session
     std::set<std::string> recheck_;  // of those, the ones whose hooks or config changed since
     std::unordered_map<int, std::string> config_watches_;  // their configs, watched for writes
@@ -291,12 +268,11 @@ private:
         std::vector<Part> parts;
     };
     std::unique_ptr<Promotion> promotion_;
-    std::thread recording_;       // writes the search record (search_at_start)
-    bool limit_reached_ = false;  // no watch nor mark can be added
-    bool limit_told_ = false;     // the watch_limit finding was given
-    class EventReader;            // the thread of begin_changes(); with Watching::changes only
-    std::unique_ptr<EventReader> reader_;
-    uint32_t watch_events_;  // what each folder's inotify watch reports
+    std::thread recording_;                  // writes the search record (search_at_start)
+    bool limit_reached_ = false;             // no watch nor mark can be added
+    bool limit_told_ = false;                // the watch_limit finding was given
+    std::unique_ptr<InotifyReader> reader_;  // begin_changes()'s; with Watching::changes only
+    uint32_t watch_events_;                  // what each folder's inotify watch reports
     ChangeRecord record_;
     bool record_open_ = false;  // between begin_changes() and end_changes()
     std::string unwatchable_;   // why Watching::changes has no watch to record from
