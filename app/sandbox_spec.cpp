@@ -125,9 +125,9 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
                            ToolTrust::of_user(RealHostFs(), user.home));
     if (!spec.policy.read_only && path_within(user.home, spec.policy.workspace))
         notes.push_back(
-            "caretz: the workspace is your whole home folder; what the host runs "
-            "later (shell startup files, user services, PATH folders, editors' "
-            "startup files) stays read-only: caretz sandbox show lists it");
+            "caretz: the workspace is your whole home folder; its configuration (every "
+            "entry whose name starts with a dot) stays read-only and no new one can be made, "
+            "while your own files and folders stay writable: caretz sandbox show lists it");
     spec.env = command_environment(user.env, spec.policy.env_overlay, api_key_variables(""));
     spec.shell = user.shell;
     // fish writes its universal variables next to its config and fails into every command's
