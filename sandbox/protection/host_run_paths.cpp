@@ -238,7 +238,8 @@ std::vector<RepositoryRunEntry> hook_manager_entries(const std::vector<std::stri
     std::vector<RepositoryRunEntry> out;
     if (installed("pre-commit"))
         out.push_back({".pre-commit-config.yaml", false,
-                       "the installed pre-commit hook runs what it names at every commit", true});
+                       "the installed pre-commit hook runs what it names at every commit", false,
+                       true});
     if (installed("lefthook")) {
         for (const char* name :
              {"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml", "lefthook.toml",
@@ -246,7 +247,8 @@ std::vector<RepositoryRunEntry> hook_manager_entries(const std::vector<std::stri
               ".lefthook-local.yml", "lefthook-local.yaml", ".lefthook-local.yaml",
               ".config/lefthook.yml", ".config/lefthook-local.yml"})
             out.push_back({name, false,
-                           "the installed lefthook hook runs what it names at every commit", true});
+                           "the installed lefthook hook runs what it names at every commit", false,
+                           true});
     }
     return out;
 }

@@ -81,7 +81,8 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
                          "instead, which slows commands down");
     Found found;
     // The watches come after the start (promote()): until then, change times tell.
-    ::clock_gettime(CLOCK_REALTIME, &started_);
+    // The clock file times come from, so a file made after this never looks older.
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &started_);
     search_at_start(policy, state_dir, found);
     if (records_changes(watching)) {
         if (!inotify_.valid()) {

@@ -469,9 +469,10 @@ TEST_CASE("a sealed folder in a writable root is rebuilt on top of the root's bi
     CHECK(root < tmpfs);
     CHECK(tmpfs < entry);
     CHECK(entry < sealed);
-    // The hooks bound read-only come after, on the entry bound back.
-    CHECK(sealed <
-          find_seq(args, {"--ro-bind", "/home/u/proj/.git/hooks", "/home/u/proj/.git/hooks"}));
+    // The hooks, protected, come back read-only into the rebuilt folder, not writable.
+    CHECK(find_seq(args, {"--ro-bind-try", "/home/u/proj/.git/hooks", "/home/u/proj/.git/hooks"}) >
+          tmpfs);
+    CHECK(find_seq(args, {"--bind-try", "/home/u/proj/.git/hooks", "/home/u/proj/.git/hooks"}) < 0);
 }
 
 TEST_CASE("a folder held in place is never bound from the host over a rebuilt one") {

@@ -264,7 +264,11 @@ TEST_CASE("plan mode protects nothing more: nothing is writable anyway") {
     Started s = start(debian_home(), "/home/u", {}, settings);
     CHECK(s.policy.host_run.empty());
     CHECK(s.policy.sealed.empty());
-    CHECK(s.made.empty());
+    SandboxPolicy home = make_policy(settings, "/home/u", "/home/u", {});
+    const auto before = home.protected_paths;
+    protect_home_configuration(home, FakeHostFs(debian_home()));
+    CHECK(home.protected_paths == before);
+    CHECK(home.sealed.empty());
 }
 
 TEST_CASE("started in the home, every dot entry is read-only whole, listed or not") {
@@ -305,7 +309,8 @@ TEST_CASE("started in the home, every dot entry is read-only whole, listed or no
 TEST_CASE("a workspace below the home makes none of the home's entries read-only") {
     FakeHostFs fs(debian_home());
     SandboxPolicy policy = make_policy({}, "/home/u", "/home/u/proj", {});
+    const auto before = policy.protected_paths;
     protect_home_configuration(policy, fs);
-    CHECK(policy.protected_paths.empty());
+    CHECK(policy.protected_paths == before);
     CHECK(policy.sealed.empty());
 }
