@@ -201,6 +201,9 @@ struct RepositoryWatch::FolderQueue {
     std::atomic<bool> helpers_called{false};
     size_t searched = 0;  // folders the first thread searched before the helpers came
     bool watch = false;   // each folder gets its watch as it is found
+    // A folder without subfolders is looked up by name, not listed (the full start-up search
+    // only: a check lists what changed, or the table's files a command made there are missed).
+    bool leaves_by_name = false;
     unsigned idle = 0;
     std::atomic<unsigned> waiting{0};
     bool done = false;
@@ -278,6 +281,7 @@ void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool par
     FolderQueue queue;
     queue.max_threads = parallel ? search_threads() : 1;
     queue.watch = watch && inotify_.valid();
+    queue.leaves_by_name = !relisting && !watch;
     // The folders without a watch already known, which the walk leaves to their change time:
     // those in the tops. One deeper down is met only in a folder that is not known either (new,
     // changed or watched), and is listed then: leaving fewer folders to their change time only
@@ -426,8 +430,8 @@ void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
             if (child.unwatched) note_unwatched(child.path, st, found);
             // A folder without subfolders needs no listing of its own: what it can hold that
             // matters, a `.git` file or link or a HEAD, is looked up by name.
-            if (leaves_known && st.st_nlink == 2 && st.st_dev == self.st_dev &&
-                search_leaf(fd->get(), name, child.path, found))
+            if (queue.leaves_by_name && leaves_known && st.st_nlink == 2 &&
+                st.st_dev == self.st_dev && search_leaf(fd->get(), name, child.path, found))
                 continue;
             own.push_back(std::move(child));
         }
