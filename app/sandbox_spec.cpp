@@ -70,7 +70,9 @@ SandboxPolicy settings_policy(const CommandLine& cl, const Settings& settings,
                               const UserContext& user) {
     PolicySettings policy_settings = settings.sandbox;
     policy_settings.read_only = cl.plan;
-    return make_policy(policy_settings, user.home, user.cwd, user.env);
+    SandboxPolicy policy = make_policy(policy_settings, user.home, user.cwd, user.env);
+    protect_home_configuration(policy, RealHostFs());
+    return policy;
 }
 
 }  // namespace
@@ -78,12 +80,11 @@ SandboxPolicy settings_policy(const CommandLine& cl, const Settings& settings,
 SandboxPolicy effective_policy(const CommandLine& cl, const Settings& settings,
                                const UserContext& user) {
     SandboxPolicy policy = settings_policy(cl, settings, user);
-    // The same search a sandbox starts with, without a watch: its protected paths. Nothing is
-    // made on the host here: a missing folder of the table shows as one a start would make.
+    // The same search a sandbox starts with, without a watch: its protected paths.
     RepositoryWatch search(policy, git_global_configs(user.home, user.env),
                            RepositoryWatch::Watching::none, state_dir_of(user.home));
     protect_host_run_paths(policy, RealHostFs(), user.env, search.work_trees(),
-                           [](const std::string&, HostFs::Type) { return true; });
+                           search.run_entries(), ToolTrust::of_user(RealHostFs(), user.home));
     return policy;
 }
 
@@ -120,12 +121,13 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
         notes.push_back("caretz: cannot create the missing hooks or config of " + git_dir +
                         "; the sandbox may not write anywhere in it");
     protect_host_run_paths(spec.policy, RealHostFs(), user.env, spec.repositories->work_trees(),
-                           create_empty_path);
+                           spec.repositories->run_entries(),
+                           ToolTrust::of_user(RealHostFs(), user.home));
     if (!spec.policy.read_only && path_within(user.home, spec.policy.workspace))
         notes.push_back(
-            "caretz: the workspace is your whole home folder; what the host runs "
-            "later (shell startup files, user services, PATH folders, editors' "
-            "startup files) stays read-only: caretz sandbox show lists it");
+            "caretz: the workspace is your whole home folder; its configuration (every "
+            "entry whose name starts with a dot) stays read-only and no new one can be made, "
+            "while your own files and folders stay writable: caretz sandbox show lists it");
     spec.env = command_environment(user.env, spec.policy.env_overlay, api_key_variables(""));
     spec.shell = user.shell;
     // fish writes its universal variables next to its config and fails into every command's
@@ -212,7 +214,8 @@ SandboxReport sandbox_report_for(const CommandLine& cl, const Settings& settings
     for (const auto& p : policy.host_run) {
         std::string protection = describe(p.how);
         if (p.how == HostRunPath::How::sealed)
-            protection += ": nothing can be made at the top of " + p.sealed;
+            protection += ": nothing can be made at the top of " + p.folder;
+        if (p.how == HostRunPath::How::inside) protection += " in " + p.folder;
         r.host_run.push_back({p.path, protection,
                               p.how == HostRunPath::How::opened
                                   ? source_of(settings, "sandbox.writable")

@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
-"""What the table of what the host runs later adds to a start (bench/NOTES.md).
+"""What the protection of what the host runs later adds to a start (bench/NOTES.md).
 
-Run as an unprivileged user whose home is a new user's (bench/run.sh's caretz-bench), with two
-installed builds of Caretz: one with the table (--new) and one from just before it (--old). In three workspaces (an empty
-folder, the home folder itself, and a folder of --folders folders, 300,000 by default, searched
-from its record), it times `caretz exec true` per command (--no-session) and in session mode,
+Run as an unprivileged user (bench/run.sh's caretz-bench), with two installed builds of Caretz:
+the one to measure (--new) and one from just before a change to the protection (--old). In three
+workspaces (an empty folder, the home folder itself, made a used home of about --dot-entries
+entries whose names start with a dot, 50 by default, and a folder of --folders folders, 300,000
+by default, searched from its record), it times `caretz exec true` per command (--no-session) and in session mode,
 the two builds alternating run by run so that the machine's drift falls on both alike; then the
 warm per-command median (`!true` in a running REPL, bench.py's WarmSession) of both in the empty
 folder, and prints the medians and their ratio as a Markdown table.
 
   runuser -u caretz-bench -- bench/host_run_start.py --new /opt/a/bin/caretz \
-      --old /opt/b/bin/caretz [-n 21] [--folders 300000]
+      --old /opt/b/bin/caretz [-n 21] [--folders 300000] [--dot-entries 50]
 """
 import argparse
 import os
@@ -42,12 +43,43 @@ def measure(builds, flags, cwd, n):
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+# The folders and files of a home in use, beside those a new user's has.
+USED_HOME = [".docker/cli-plugins", ".ansible/plugins", ".ipython/profile_default/startup",
+             ".gradle/init.d", ".m2", ".cache/pip", ".npm/_cacache", ".cargo/bin", ".rustup",
+             ".go", ".vim/pack", ".config/i3", ".config/nvim", ".local/share/bash-completion",
+             ".local/share/dbus-1", ".kube-free", ".terraform.d/plugins", ".pyenv", ".nvm",
+             ".java", ".ssh-free", ".vscode/extensions", ".mozilla-free", ".thunderbird"]
+USED_FILES = [".inputrc", ".sqliterc", ".wgetrc", ".curlrc", ".gitconfig", ".psqlrc",
+              ".tmux.conf", ".vimrc", ".zshrc", ".bash_history", ".lesshst", ".python_history",
+              ".selected_editor", ".sudo_as_admin_successful", ".wget-hsts", ".viminfo",
+              ".gitignore_global", ".editorconfig", ".npmrc-free", ".yarnrc", ".node_repl_history"]
+
+
+def make_used_home(home, entries):
+    """Fills `home` with the tools' folders and dotfiles of one in use, then numbered ones, until
+    it holds `entries` entries whose names start with a dot; returns how many it holds."""
+    for folder in USED_HOME:
+        os.makedirs(os.path.join(home, folder), exist_ok=True)
+        with open(os.path.join(home, folder, "settings"), "w") as f:
+            f.write("x\n")
+    for name in USED_FILES:
+        with open(os.path.join(home, name), "a") as f:
+            f.write("")
+    dots = lambda: [e for e in os.listdir(home) if e.startswith(".")]
+    i = 0
+    while len(dots()) < entries:
+        os.makedirs(os.path.join(home, f".tool{i:02d}"), exist_ok=True)
+        i += 1
+    return len(dots())
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--new", required=True, help="caretz with the table")
     parser.add_argument("--old", required=True, help="caretz from before it")
     parser.add_argument("-n", type=int, default=21)
     parser.add_argument("--folders", type=int, default=300_000)
+    parser.add_argument("--dot-entries", type=int, default=50)
     args = parser.parse_args()
     home = os.path.expanduser("~")
     # Outside the home, so that the home workspace holds only what a user's home holds.
@@ -57,14 +89,15 @@ def main():
     os.makedirs(empty, exist_ok=True)
     if not os.path.isdir(many):  # made once: the bench's runs then start from its record
         make_folders(many, args.folders)
-    builds = {"with the table": args.new, "without": args.old}
+    dots = make_used_home(home, args.dot_entries)
+    builds = {"new": args.new, "old": args.old}
     rows = []
-    for label, cwd, n in (("an empty folder", empty, args.n), ("the home folder", home, args.n),
+    for label, cwd, n in (("an empty folder", empty, args.n), (f"a used home ({dots} dot entries)", home, args.n),
                           (f"{args.folders:,} folders (from the record)", many,
                            max(5, args.n // 4))):
         for mode in ("per command", "session"):
             m = measure(builds, ["--no-session"] if mode == "per command" else [], cwd, n)
-            rows.append((label, mode, n, m["with the table"], m["without"]))
+            rows.append((label, mode, n, m["new"], m["old"]))
     warm = {name: WarmSession(binary, dict(os.environ), cwd=empty)
             for name, binary in builds.items()}
     for session in warm.values():
@@ -76,9 +109,8 @@ def main():
     for session in warm.values():
         session.stop()
     rows.append(("an empty folder", "warm `!true` in a session", args.n * 10,
-                 statistics.median(warm_times["with the table"]),
-                 statistics.median(warm_times["without"])))
-    print("| workspace | `caretz exec true` | runs | with the table (ms) | without (ms) | ratio |")
+                 statistics.median(warm_times["new"]), statistics.median(warm_times["old"])))
+    print("| workspace | `caretz exec true` | runs | new (ms) | old (ms) | ratio |")
     print("|---|---|---|---|---|---|")
     for label, mode, n, new, old in rows:
         print(f"| {label} | {mode} | {n} | {new:.2f} | {old:.2f} | {new / old:.3f} |")

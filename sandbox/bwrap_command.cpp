@@ -35,11 +35,11 @@ public:
         }
         for (const auto& p : policy.protected_paths)
             if (auto real = fs.real_path(p)) protected_real_.push_back(*real);
-        protected_.insert(protected_real_.begin(), protected_real_.end());
     }
 
     std::vector<std::string> build(const std::string& cwd, std::vector<std::string>* copied,
                                    const std::vector<std::string>& in_root) {
+        copying_ = copied != nullptr;
         add({"--die-with-parent", "--new-session", "--unshare-user", "--disable-userns",
              "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
              "--unshare-cgroup-try", "--cap-drop", "ALL"});
@@ -50,11 +50,9 @@ public:
         // first, so a sealed folder inside another is rebuilt with it.
         for (const auto& s : sealed_)
             if (!made_.count(s)) rebuild(s);
-        if (copied) {
-            for (const auto& d : policy_.private_dirs) private_copy(d, *copied);
-        }
         for (const auto& real : protected_real_) {
-            if (private_.count(real)) continue;
+            // A rebuilt folder's top is read-only, and its entries came back read-only.
+            if (made_.count(real) || bound_ro_.count(real) || in_private_copy(real)) continue;
             // A bind mount cannot be renamed or removed (EBUSY), so binding each folder between
             // the writable root and the protected path onto itself keeps `.git` from being moved
             // aside and replaced by one with hooks of the sandbox's choosing.
@@ -74,25 +72,21 @@ public:
             }
             add({"--ro-bind", real, real});
         }
+        // A writable root inside a read-only folder (a cache named in sandbox.writable, in the
+        // home's configuration) comes back on top of it.
+        for (const auto& w : writable_)
+            if (std::any_of(protected_real_.begin(), protected_real_.end(),
+                            [&](const std::string& p) { return w != p && path_within(w, p); }))
+                add({"--bind", w, w});
+        // The shell's private folders last: one in a folder bound read-only whole would be
+        // covered by it.
+        if (copied) {
+            for (const auto& d : policy_.private_dirs) private_copy(d, *copied);
+        }
+        // A worktree's `.git` file names its git folder.
         for (const auto& w : writable_) {
             const std::string git = join_path(w, ".git");
-            switch (fs_.type(git)) {
-                case HostFs::Type::file:  // a worktree's gitfile: it names the git folder
-                    add({"--ro-bind", git, git});
-                    break;
-                case HostFs::Type::directory:
-                    // Without HEAD it is no repository: the empty `.git` an earlier sandbox
-                    // left as its mount point, say. `git init` must not fill it either.
-                    if (fs_.type(git + "/HEAD") != HostFs::Type::missing) break;
-                    [[fallthrough]];
-                case HostFs::Type::missing:  // no repository yet: none may be made here
-                    // A rebuilt root's top is read-only (with the tmpfs it lies in), so no
-                    // repository can be made there either.
-                    if (!made_.count(w)) add({"--tmpfs", git, "--remount-ro", git});
-                    break;
-                default:
-                    break;
-            }
+            if (fs_.type(git) == HostFs::Type::file) add({"--ro-bind", git, git});
         }
         if (policy_.allow_docker) bind_docker_socket();
         add({"--tmpfs", kRuntimeDir});
@@ -106,9 +100,21 @@ private:
         args_.insert(args_.end(), items.begin(), items.end());
     }
 
+    // In a writable root, and not in a path protected there.
     bool writable(const std::string& path) const {
         return std::any_of(writable_.begin(), writable_.end(),
-                           [&](const std::string& w) { return path_within(path, w); });
+                           [&](const std::string& w) { return path_within(path, w); }) &&
+               std::none_of(protected_real_.begin(), protected_real_.end(),
+                            [&](const std::string& p) { return path_within(path, p); });
+    }
+
+    // In a folder private_copy() gave a copy of, where everything comes back read-only.
+    bool in_private_copy(const std::string& real) const {
+        if (!copying_) return false;
+        for (const auto& d : policy_.private_dirs)
+            if (auto dir = fs_.real_path(d.path); dir && path_within(real, *dir) && copies(*dir))
+                return true;
+        return false;
     }
 
     // Rebuilds directory `dir` as an empty read-only folder into which every entry but the
@@ -137,8 +143,10 @@ private:
             } else if (entry.type == HostFs::Type::symlink) {
                 add({"--symlink", fs_.read_link(path), path});
             } else {
-                add({writable(path) ? "--bind-try" : "--ro-bind-try", path, path});
+                const bool write = writable(path);
+                add({write ? "--bind-try" : "--ro-bind-try", path, path});
                 bound_.insert(path);
+                if (!write) bound_ro_.insert(path);
             }
         }
         if (own_tmpfs) add({"--remount-ro", dir});
@@ -150,19 +158,11 @@ private:
     // writable root or holds one is left alone.
     void private_copy(const PrivateDir& dir, std::vector<std::string>& copied) {
         auto real = fs_.real_path(dir.path);
-        // In a writable root, only a folder protected there gets a private copy: the shell's
-        // writes elsewhere land where they always did.
-        if (!real || fs_.type(*real) != HostFs::Type::directory ||
-            (writable(*real) && !protected_.count(*real)) || policy_.is_hidden(*real) ||
-            rebuilt_.count(*real))
-            return;
-        for (const auto& w : writable_)
-            if (path_within(w, *real)) return;
+        if (!real || !copies(*real)) return;
         auto named = [](const std::vector<std::string>& names, const std::string& name) {
             return std::find(names.begin(), names.end(), name) != names.end();
         };
         add({"--tmpfs", *real});
-        private_.insert(*real);
         std::vector<std::string> missing = dir.run_from;
         for (const auto& entry : fs_.list(*real)) {
             const std::string path = join_path(*real, entry.name);
@@ -188,6 +188,17 @@ private:
         }
     }
 
+    // Whether private_copy() copies the folder `real`: not where it is hidden, rebuilt, holds
+    // a writable root, or lies in one where the shell's writes land as they always did (only
+    // a folder protected there gets a copy).
+    bool copies(const std::string& real) const {
+        if (fs_.type(real) != HostFs::Type::directory || writable(real) ||
+            policy_.is_hidden(real) || rebuilt_.count(real))
+            return false;
+        return std::none_of(writable_.begin(), writable_.end(),
+                            [&](const std::string& w) { return path_within(w, real); });
+    }
+
     // Whether the link at `path` leads somewhere the sandbox may see: binding it shows what it
     // leads to.
     bool visible_target(const std::string& path) const {
@@ -206,14 +217,14 @@ private:
     std::set<std::string> hidden_;
     std::set<std::string> rebuilt_;
     std::set<std::string> bound_;
+    std::set<std::string> bound_ro_;  // entries of rebuilt folders bound back read-only
     std::set<std::string> held_;
     std::set<std::string> sealed_;             // SandboxPolicy::sealed, in a writable root
     std::set<std::string> made_;               // folders rebuilt from a tmpfs
     std::vector<std::string> protected_real_;  // the protected paths there are, resolved
-    std::set<std::string> protected_;          // the same, to look up
-    std::set<std::string> private_;            // folders given a private copy
     std::vector<std::string> writable_;
     std::vector<std::string> args_;
+    bool copying_ = false;  // the private folders get their copies (build() has `copied`)
 };
 
 }  // namespace

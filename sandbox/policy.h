@@ -24,16 +24,19 @@ struct PrivateDir {
 // one path of its table.
 struct HostRunPath {
     enum class How {
-        bound,        // it exists: bound read-only
-        made_empty,   // it was missing: made empty on the host, then bound read-only
-        sealed,       // it is missing: nothing can be made at the top of `sealed`
-        opened,       // sandbox.writable names it: the user opened it
-        left_missing  // missing, and its program asks before running a new one
+        bound,         // it exists: bound read-only
+        sealed,        // it is missing: nothing can be made at the top of `folder`
+        opened,        // sandbox.writable names it: the user opened it
+        left_missing,  // missing, and its program asks before running a new one
+        inside,        // it lies in `folder`, which is read-only whole
+        watched        // missing; the watch moves aside one a command makes
     };
     std::string path;
     std::string reason;
     How how;
-    std::string sealed;  // the folder whose top is read-only, for How::sealed
+    // The folder whose top is read-only (How::sealed), or the one read-only whole that holds
+    // the path (How::inside).
+    std::string folder;
 };
 
 // What the sandbox may see and touch. Paths are absolute and normalised.

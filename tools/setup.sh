@@ -10,7 +10,7 @@ build_packages=(g++ cmake ninja-build pkg-config libvterm-dev libutempter-dev nl
     groff-base dpkg-dev)
 test_packages=(tmux bash bash-completion zsh fish sudo strace util-linux procps psmisc openssh-server
     openssh-client iproute2 python3 clang libclang-rt-14-dev clang-format lintian rsyslog git
-    pre-commit)
+    pre-commit direnv)
 
 packages=("${build_packages[@]}")
 if [[ "${1:-}" == "--test" ]]; then

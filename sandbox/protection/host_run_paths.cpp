@@ -1,6 +1,8 @@
 #include "sandbox/protection/host_run_paths.h"
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
 #include <set>
 
 #include "sandbox/bwrap_command.h"
@@ -71,18 +73,160 @@ const std::vector<HostRunEntry>& host_run_by_default() {
 }
 
 const std::vector<RepositoryRunEntry>& repository_run_entries() {
+    // Left out: what runs only when the user runs it by name (Makefile, package.json's
+    // scripts), what runs elsewhere (.github/workflows, on GitHub's machines), versions and
+    // plain settings (.tool-versions, .nvmrc, .editorconfig), and .pre-commit-config.yaml and
+    // lefthook's configs where no hook of theirs is installed (hook_manager_entries()).
+    static const char* const mise =
+        "mise runs its env, hooks and tasks; `mise trust` is kept per path";
     static const std::vector<RepositoryRunEntry> table = {
-        {".vscode", true, "VS Code runs its tasks and obeys its settings when the folder opens"},
+        {".vscode", true, "VS Code runs its tasks and obeys its settings in a trusted folder"},
         {".idea", true, "JetBrains IDEs run its run configurations and startup tasks"},
         {".devcontainer", true, "Dev Containers runs its commands on the host"},
         {".claude", true, "Claude Code runs the hooks its settings name"},
+        {".zed", true, "Zed runs its tasks and the language servers its settings name"},
+        {".cursor", true, "Cursor runs its hooks and MCP servers in a trusted folder"},
+        {".windsurf", true, "Windsurf runs its workflows, hooks and MCP servers"},
+        {".kiro", true, "Kiro runs its agent hooks on file events"},
+        {".roo", true, "Roo Code starts the MCP servers of its mcp.json"},
+        {".continue", true, "Continue starts the MCP servers its config names"},
+        {".gemini", true, "Gemini CLI runs its hooks and MCP servers in a trusted folder"},
+        {".qwen", true, "Qwen Code runs its hooks and MCP servers in a trusted folder"},
+        {".codex", true, "Codex obeys its config.toml (MCP servers, notify) in a trusted project"},
+        {".github/hooks", true, "GitHub Copilot's agents run the hooks there"},
+        {"mise.toml", false, mise},
+        {".mise.toml", false, mise},
+        {"mise.local.toml", false, mise},
+        {".mise.local.toml", false, mise},
+        {".mise", true, mise},
+        {".config/mise.toml", false, mise},
+        {".config/mise", true, mise},
         {".devcontainer.json", false,
          "Dev Containers runs its commands on the host; a new one only when the user reopens "
-         "the folder in a container"},
-        {".envrc", false, "direnv; a new one only after `direnv allow`"},
-        {".mcp.json", false, "Claude Code starts its servers; a new one only once approved"},
+         "the folder in a container",
+         true},
+        {".envrc", false, "direnv; a new or changed one only after `direnv allow`", true},
+        {".mcp.json", false, "Claude Code starts its servers; a new one only once approved", true},
     };
     return table;
+}
+
+const RepositoryRunEntry* repository_run_entry(std::string_view folder, std::string_view name) {
+    // Most names a search lists are none of these: a look at the first letter first.
+    if (name.empty() || (name[0] != '.' && name[0] != 'm' && name != "hooks")) return nullptr;
+    for (const auto& entry : repository_run_entries()) {
+        const std::string_view row = entry.name;
+        const auto slash = row.find('/');
+        if (slash == std::string_view::npos
+                ? row == name
+                : row.substr(0, slash) == folder && row.substr(slash + 1) == name)
+            return &entry;
+    }
+    return nullptr;
+}
+
+namespace {
+
+// The double-quoted strings of the TOML array `key = [ ... ]` in the section `[section]`.
+std::vector<std::string> toml_strings(const std::string& text, const std::string& section,
+                                      const std::string& key) {
+    std::vector<std::string> out;
+    const auto header = text.find("[" + section + "]");
+    if (header == std::string::npos) return out;
+    const auto end = text.find("\n[", header + 1);
+    const std::string body = text.substr(header, end == std::string::npos ? end : end - header);
+    for (size_t at = body.find(key); at != std::string::npos; at = body.find(key, at + 1)) {
+        if (at > 0 &&
+            (std::isalnum(static_cast<unsigned char>(body[at - 1])) || body[at - 1] == '_'))
+            continue;
+        const auto open = body.find_first_not_of(" \t=", at + key.size());
+        if (open == std::string::npos || body[open] != '[') continue;
+        const auto close = body.find(']', open);
+        for (size_t q = body.find('"', open); q < close; q = body.find('"', q + 1)) {
+            const auto end_quote = body.find('"', q + 1);
+            if (end_quote > close) break;
+            out.push_back(body.substr(q + 1, end_quote - q - 1));
+            q = end_quote;
+        }
+    }
+    return out;
+}
+
+// Whether the JSON text sets `"key": true` (anywhere: the file is the user's own).
+bool json_true(const std::string& text, const std::string& key) {
+    for (size_t at = text.find("\"" + key + "\""); at != std::string::npos;
+         at = text.find("\"" + key + "\"", at + 1)) {
+        const auto value = text.find_first_not_of(" \t\r\n:", at + key.size() + 2);
+        if (value != std::string::npos && text.compare(value, 4, "true") == 0) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+ToolTrust ToolTrust::of_user(const HostFs& fs, const std::string& home) {
+    ToolTrust trust;
+    const std::string direnv = fs.read_start(home + "/.config/direnv/direnv.toml", 1 << 16);
+    auto expanded = [&](const std::string& path) { return absolute_path(path, home, home); };
+    for (const auto& p : toml_strings(direnv, "whitelist", "prefix"))
+        trust.direnv_prefix.push_back(expanded(p));
+    for (const auto& p : toml_strings(direnv, "whitelist", "exact"))
+        trust.direnv_exact.push_back(expanded(p));
+    for (const char* settings : {"/.claude/settings.json", "/.claude.json"})
+        trust.all_project_mcp =
+            trust.all_project_mcp ||
+            json_true(fs.read_start(home + settings, 1 << 20), "enableAllProjectMcpServers");
+    return trust;
+}
+
+bool ToolTrust::asks_first(const RepositoryRunEntry& entry, const std::string& path) const {
+    if (!entry.asks_first) return false;
+    const std::string name = name_of(path);
+    if (name == ".envrc") {
+        const std::string dir = parent_of(path);
+        for (const auto& exact : direnv_exact)
+            if (exact == path || exact == dir) return false;
+        for (const auto& prefix : direnv_prefix)
+            if (path_within(dir, prefix)) return false;
+    }
+    if (name == ".mcp.json" && all_project_mcp) return false;
+    return true;
+}
+
+std::vector<std::string> envrc_sources(const std::string& dir, const std::string& text) {
+    static const std::set<std::string> loaders = {
+        "source_env", "source_env_if_exists", "dotenv", "dotenv_if_exists", "source", ".",
+        "watch_file"};
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        std::vector<std::string> words;
+        std::string word;
+        for (size_t i = start; i <= end; ++i) {
+            const char c = i < end ? text[i] : ' ';
+            if (c == '#' && word.empty()) break;
+            if (c == ' ' || c == '\t' || c == ';' || c == '\r') {
+                if (!word.empty()) words.push_back(std::move(word));
+                word.clear();
+                if (c == ';') break;
+            } else if (c != '"' && c != '\'') {
+                word += c;
+            }
+        }
+        start = end + 1;
+        if (words.empty() || !loaders.count(words[0])) continue;
+        if (words.size() == 1 && words[0].starts_with("dotenv")) words.push_back(".env");
+        const size_t last =
+            words[0] == "watch_file" ? words.size() : std::min<size_t>(2, words.size());
+        for (size_t i = 1; i < last; ++i) {
+            const std::string& arg = words[i];
+            if (arg.find_first_of("$`*?") != std::string::npos || arg.starts_with('-')) continue;
+            out.push_back(absolute_path(arg, dir, "/nonexistent-home"));
+        }
+    }
+    return out;
 }
 
 std::vector<RepositoryRunEntry> hook_manager_entries(const std::vector<std::string>& hook_texts) {
@@ -94,7 +238,8 @@ std::vector<RepositoryRunEntry> hook_manager_entries(const std::vector<std::stri
     std::vector<RepositoryRunEntry> out;
     if (installed("pre-commit"))
         out.push_back({".pre-commit-config.yaml", false,
-                       "the installed pre-commit hook runs what it names at every commit", true});
+                       "the installed pre-commit hook runs what it names at every commit", false,
+                       true});
     if (installed("lefthook")) {
         for (const char* name :
              {"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml", "lefthook.toml",
@@ -102,7 +247,8 @@ std::vector<RepositoryRunEntry> hook_manager_entries(const std::vector<std::stri
               ".lefthook-local.yml", "lefthook-local.yaml", ".lefthook-local.yaml",
               ".config/lefthook.yml", ".config/lefthook-local.yml"})
             out.push_back({name, false,
-                           "the installed lefthook hook runs what it names at every commit", true});
+                           "the installed lefthook hook runs what it names at every commit", false,
+                           true});
     }
     return out;
 }
@@ -111,33 +257,65 @@ bool names_host_run_path(const std::string& path, const std::string& home) {
     for (const auto& entry : host_run_by_default())
         for (const auto& p : location_paths(entry.where, home, home, {}))
             if (p == path) return true;
-    const std::string name = name_of(path);
-    for (const auto& entry : repository_run_entries())
-        if (name == entry.name) return true;
-    return false;
+    return repository_run_entry(name_of(parent_of(path)), name_of(path)) != nullptr;
 }
 
 std::string describe(HostRunPath::How how) {
     switch (how) {
         case HostRunPath::How::bound:
             return "read-only";
-        case HostRunPath::How::made_empty:
-            return "read-only (was missing: made empty)";
         case HostRunPath::How::sealed:
             return "missing, cannot be made";
         case HostRunPath::How::opened:
             return "writable: sandbox.writable opens it";
         case HostRunPath::How::left_missing:
             return "missing, may be made (its program asks before it runs a new one)";
+        case HostRunPath::How::inside:
+            return "read-only whole";
+        case HostRunPath::How::watched:
+            return "missing; one a command makes is moved aside";
     }
     return "";
+}
+
+const char* const kHomeConfigurationReason =
+    "the home's configuration: every entry of the home whose name starts with a dot";
+
+void protect_home_configuration(SandboxPolicy& policy, const HostFs& fs) {
+    if (policy.read_only) return;
+    auto home = fs.real_path(policy.home);
+    if (!home || fs.type(*home) != HostFs::Type::directory) return;
+    const bool holds_home =
+        std::any_of(policy.writable.begin(), policy.writable.end(), [&](const std::string& w) {
+            auto real = fs.real_path(w);
+            return !policy.is_hidden(w) && real && path_within(*home, *real);
+        });
+    if (!holds_home) return;
+    for (const auto& entry : fs.list(*home)) {
+        if (!entry.name.starts_with('.')) continue;
+        const std::string path = join_path(policy.home, entry.name);
+        if (policy.is_hidden(path)) continue;
+        if (std::find(policy.writable.begin(), policy.writable.end(), path) !=
+            policy.writable.end()) {
+            policy.host_run.push_back(
+                {path, kHomeConfigurationReason, HostRunPath::How::opened, ""});
+            continue;
+        }
+        if (std::find(policy.protected_paths.begin(), policy.protected_paths.end(), path) ==
+            policy.protected_paths.end())
+            policy.protected_paths.push_back(path);
+        policy.host_run.push_back({path, kHomeConfigurationReason, HostRunPath::How::bound, ""});
+    }
+    if (std::find(policy.sealed.begin(), policy.sealed.end(), *home) == policy.sealed.end())
+        policy.sealed.push_back(*home);
 }
 
 namespace {
 
 class Protection {
 public:
-    Protection(SandboxPolicy& policy, const HostFs& fs) : policy_(policy), fs_(fs) {
+    Protection(SandboxPolicy& policy, const HostFs& fs, std::vector<HostRunPath> rows)
+        : policy_(policy), fs_(fs), out_(std::move(rows)) {
         for (const auto& w : policy.writable)
             if (!policy.is_hidden(w))
                 if (auto real = fs.real_path(w)) roots_.push_back(*real);
@@ -159,6 +337,11 @@ public:
 
     void protect(const std::string& path, const std::string& reason) {
         if (!in_root_lexically(path)) return;
+        // In the home's configuration, say, which is read-only whole already.
+        if (auto whole = inside_protected(path)) {
+            add({path, reason, HostRunPath::How::inside, *whole});
+            return;
+        }
         if (path != policy_.workspace && std::find(policy_.writable.begin(), policy_.writable.end(),
                                                    path) != policy_.writable.end()) {
             add({path, reason, HostRunPath::How::opened, ""});
@@ -184,30 +367,48 @@ public:
         }
     }
 
-    // A work tree's entry: a missing folder is made empty, a missing file kept from being made
-    // only where `seal_when_missing`.
+    // A work tree's entry: a missing one is never made on the host; one a command makes is
+    // the watch's (RepositoryWatch), unless the entry is a hook manager's config, kept from
+    // being made.
     void protect_in_work_tree(const std::string& top, const RepositoryRunEntry& entry,
-                              const EmptyPathCreator& create) {
+                              const ToolTrust& trust) {
         const std::string path = join_path(top, entry.name);
         if (!in_root_lexically(path)) return;
-        if (fs_.type(path) == HostFs::Type::missing &&
-            fs_.type(parent_of(path)) == HostFs::Type::directory) {
-            if (entry.folder && create(path, HostFs::Type::directory)) {
-                add_protected(path);
-                add({path, entry.reason, HostRunPath::How::made_empty, ""});
-                return;
-            }
-            if (!entry.folder && !entry.seal_when_missing) {
-                add({path, entry.reason, HostRunPath::How::left_missing, ""});
-                return;
-            }
+        if (fs_.type(path) == HostFs::Type::missing && !entry.seal_when_missing &&
+            !inside_protected(path)) {
+            add({path, entry.reason,
+                 trust.asks_first(entry, path) ? HostRunPath::How::left_missing
+                                               : HostRunPath::How::watched,
+                 ""});
+            return;
         }
         protect(path, entry.reason);
+    }
+
+    // What an existing `.envrc` sources: bound read-only, or, missing, the watch's.
+    void protect_envrc_sources(const std::string& envrc) {
+        if (fs_.type(envrc) != HostFs::Type::file) return;
+        static const char* const reason =
+            "an allowed .envrc loads it; direnv asks only about the .envrc itself";
+        for (const auto& path : envrc_sources(parent_of(envrc), fs_.read_start(envrc, 1 << 16))) {
+            if (!in_root_lexically(path)) continue;
+            if (fs_.type(path) == HostFs::Type::missing && !inside_protected(path))
+                add({path, reason, HostRunPath::How::watched, ""});
+            else
+                protect(path, reason);
+        }
     }
 
     std::vector<HostRunPath> done() { return std::move(out_); }
 
 private:
+    // The protected path `path` lies in, below it.
+    std::optional<std::string> inside_protected(const std::string& path) const {
+        for (const auto& whole : policy_.protected_paths)
+            if (path != whole && path_within(path, whole)) return whole;
+        return std::nullopt;
+    }
+
     // `path` itself when it exists, else the nearest folder above it that does.
     std::string deepest_existing(std::string path) const {
         while (path != "/" && fs_.type(path) == HostFs::Type::missing) path = parent_of(path);
@@ -233,9 +434,14 @@ private:
         if (std::find(list.begin(), list.end(), path) == list.end()) list.push_back(path);
     }
 
+    // A row of the table says better than the principle why a path is read-only.
     void add(HostRunPath p) {
-        for (const auto& existing : out_)
-            if (existing.path == p.path) return;
+        for (auto& existing : out_)
+            if (existing.path == p.path) {
+                if (existing.reason == kHomeConfigurationReason && existing.how == p.how)
+                    existing.reason = p.reason;
+                return;
+            }
         out_.push_back(std::move(p));
     }
 
@@ -307,9 +513,11 @@ std::vector<std::string> hook_texts(const HostFs& fs, const std::string& git_dir
 
 void protect_host_run_paths(SandboxPolicy& policy, const HostFs& fs, const Environment& env,
                             const std::vector<std::string>& work_trees,
-                            const EmptyPathCreator& create) {
+                            const std::vector<std::string>& run_entries, const ToolTrust& trust) {
     if (policy.read_only) return;
-    Protection protection(policy, fs);
+    // The rows protect_home_configuration() gave come first, as they were.
+    std::vector<HostRunPath> home_rows = std::move(policy.host_run);
+    Protection protection(policy, fs, std::move(home_rows));
     protection.seal_around_hidden();
     for (const auto& entry : host_run_by_default())
         for (const auto& path : location_paths(entry.where, policy.home, policy.workspace, env))
@@ -318,11 +526,17 @@ void protect_host_run_paths(SandboxPolicy& policy, const HostFs& fs, const Envir
         protection.protect(folder, "a folder of your PATH: what is there runs by name");
     for (const auto& site : python_user_sites(fs, policy.home, env))
         protection.protect(site, "Python runs its .pth files and usercustomize.py at every start");
+    for (const auto& path : run_entries)
+        if (auto* entry = repository_run_entry(name_of(parent_of(path)), name_of(path))) {
+            protection.protect(path, entry->reason);
+            if (name_of(path) == ".envrc") protection.protect_envrc_sources(path);
+        }
     for (const auto& top : work_trees) {
         for (const auto& entry : repository_run_entries())
-            protection.protect_in_work_tree(top, entry, create);
+            protection.protect_in_work_tree(top, entry, trust);
         for (const auto& entry : hook_manager_entries(hook_texts(fs, top + "/.git")))
-            protection.protect_in_work_tree(top, entry, create);
+            protection.protect_in_work_tree(top, entry, trust);
+        protection.protect_envrc_sources(top + "/.envrc");
     }
     policy.host_run = protection.done();
 }

@@ -1,13 +1,13 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sandbox/environment.h"
 #include "sandbox/host_fs.h"
 #include "sandbox/policy.h"
 #include "sandbox/protection/hidden_defaults.h"
-#include "sandbox/protection/missing_git_paths.h"
 
 namespace caretz {
 
@@ -24,22 +24,53 @@ struct HostRunEntry {
 // The rows below the home (and the XDG folders), in the order `caretz sandbox show` lists them.
 const std::vector<HostRunEntry>& host_run_by_default();
 
-// One row of what runs from the top of a repository's work tree: editors and tools run these
-// when the user opens the folder or commits there.
+// One row of what runs from a repository's folders: editors, AI tools and hook managers run
+// these when the user opens the folder, starts the tool or commits there, and most keep their
+// trust per path, so a changed file under a trusted path runs without a question.
 struct RepositoryRunEntry {
-    const char* name;  // below the work tree
+    const char* name;  // the entry's name, or its folder's and its own ("a/b")
     bool folder;
-    // A missing folder is made empty on the host, as a missing `.git/hooks` is (git lists no
-    // empty folder, and an empty one holds no settings). A missing file is left out where the
-    // program that reads it asks the user before it runs anything new (`reason` says which);
-    // a hook manager's config is kept from being made instead (`seal_when_missing`).
     const char* reason;
+    // Its program asks the user before it runs a new or changed one (`reason` says how): a
+    // missing one is left to be made, and one a command makes is left where it is.
+    bool asks_first = false;
+    // A hook manager's config, whose absence must stay so: the deepest folder above it is
+    // sealed (no footprint: the sandbox rebuilds that folder).
     bool seal_when_missing = false;
 };
 
 // The rows every repository has, then those of the hook managers, which count only where the
-// manager's hook is installed (hook_manager_entries()).
+// manager's hook is installed (hook_manager_entries()). Each counts at every depth of a
+// writable root: an existing one is bound read-only wherever a search finds it; a missing one
+// is never made on the host (an empty folder there would be the protection's footprint), and
+// one a command makes is moved aside by the watch (RepositoryWatch) unless `asks_first`.
 const std::vector<RepositoryRunEntry>& repository_run_entries();
+
+// The row the entry `name`, listed in a folder named `folder`, stands for; null for none.
+const RepositoryRunEntry* repository_run_entry(std::string_view folder, std::string_view name);
+
+// What the user told tools to run without asking, which makes rows of the table that would ask
+// first count like the others: direnv's whitelist (direnv.toml's [whitelist] prefix and exact:
+// an `.envrc` there loads unasked) and Claude Code's enableAllProjectMcpServers (every
+// `.mcp.json`'s servers start unasked).
+struct ToolTrust {
+    std::vector<std::string> direnv_prefix;
+    std::vector<std::string> direnv_exact;
+    bool all_project_mcp = false;
+
+    // From the user's own configs in `home` (~/.config/direnv/direnv.toml,
+    // ~/.claude/settings.json, ~/.claude.json).
+    static ToolTrust of_user(const HostFs& fs, const std::string& home);
+    // Whether the program of `entry`, at `path`, asks before it runs a new or changed one.
+    bool asks_first(const RepositoryRunEntry& entry, const std::string& path) const;
+};
+
+// The files the `.envrc` text `text`, in folder `dir`, has direnv load or watch besides itself
+// (source_env, source_env_if_exists, dotenv and dotenv_if_exists, `.env` by default, source,
+// `.`, watch_file), as absolute paths; arguments with variables or commands in them are left
+// out. direnv's approval covers only the `.envrc` itself: what it sources runs unasked once
+// it changes.
+std::vector<std::string> envrc_sources(const std::string& dir, const std::string& text);
 
 // The configs of the hook managers whose hook `hook_texts` (the start of each installed hook,
 // samples left out) shows: pre-commit and lefthook run what these name at the next `git commit`.
@@ -50,18 +81,35 @@ std::vector<RepositoryRunEntry> hook_manager_entries(const std::vector<std::stri
 // its default place, or a repository's entry by its name.
 bool names_host_run_path(const std::string& path, const std::string& home);
 
+// The home's configuration is not the workspace. When a writable root is the home or holds it,
+// every entry of the home whose name starts with a dot is read-only whole, whether or not the
+// table names it (a tool's folder holds plugins, startup scripts and init files no list keeps up
+// with), and the home's top is sealed, so no new one can be made there (the sandbox rebuilds
+// that top anyway wherever a credential store there must look missing). The user's own entries
+// stay writable. sandbox.writable naming one entry exactly opens it. Runs before the search for
+// repositories and protect_host_run_paths(), which leave alone what lies in these entries.
+// Hidden entries are left to the sandbox, which does not show them at all.
+void protect_home_configuration(SandboxPolicy& policy, const HostFs& fs);
+
+// Why protect_home_configuration() makes an entry read-only, for `caretz sandbox show`.
+extern const char* const kHomeConfigurationReason;
+
 // Protects, in `policy`, everything of the table that lies in a writable root: existing paths
 // become protected paths (bound read-only); for a missing one, the deepest folder above it that
 // exists becomes sealed (SandboxPolicy::sealed: nothing can be made, removed or renamed at its
-// top), except a missing folder at a work tree's top, which `create` makes empty first. The
+// top). A repository's entries (`run_entries`, found at every depth by the search, and those a
+// work tree's top would hold) are never made on the host: a missing one is the watch's. The
 // user's PATH folders in a writable root and the user's Python site folders count too. Also
 // seals every folder of a writable root that holds a hidden path, as the sandbox rebuilds it.
-// `work_trees` are the tops of the repositories found in the writable roots; `env` is the
-// user's environment. Nothing is done for a read-only policy.
-// What it did, path by path, goes to `policy.host_run`.
+// What an existing `.envrc` sources counts too (envrc_sources()), and `trust` says which rows
+// count though their program would ask. `work_trees` are the tops of the repositories found in
+// the writable roots; `env` is the user's environment. Nothing is done for a read-only policy. What
+// it did, path by path, goes to `policy.host_run`, after the rows protect_home_configuration() put
+// there.
 void protect_host_run_paths(SandboxPolicy& policy, const HostFs& fs, const Environment& env,
                             const std::vector<std::string>& work_trees,
-                            const EmptyPathCreator& create);
+                            const std::vector<std::string>& run_entries,
+                            const ToolTrust& trust = {});
 
 // How `caretz sandbox show` and the notes name what happened to a path ("bound read-only", ...).
 std::string describe(HostRunPath::How how);

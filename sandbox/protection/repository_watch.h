@@ -20,32 +20,13 @@
 #include "pty/unique_fd.h"
 #include "sandbox/change_record.h"
 #include "sandbox/policy.h"
+#include "sandbox/protection/host_run_paths.h"
+#include "sandbox/protection/repository_findings.h"
 #include "sandbox/protection/search_record.h"
 
 namespace caretz {
 
-// What a check of the writable roots found in a git repository, and what Caretz did.
-struct RepositoryFinding {
-    enum class Kind {
-        protected_repository,  // a repository made or changed in the sandbox, now protected
-        hook_disabled,         // a hook the sandbox wrote, moved aside
-        config_stripped,       // a config the sandbox wrote, cut to what a clone needs
-        config_moved_aside,    // a config git could not read, moved aside
-        redirect_moved_aside,  // a `commondir` naming a git folder the sandbox may write
-        not_protected,         // hooks and config stay writable inside: checked again later
-        folder_protected,      // a folder that could not be searched, read-only instead
-        watch_limit,           // past the watch limits: `detail` folders without a watch
-    };
-    Kind kind;
-    std::string path;
-    std::string detail;  // what was left out, where a commondir pointed, or why it failed
-    std::string aside;   // where the original now is
-};
-
-// The name of the kind for the audit log ("hook_disabled", ...).
-const char* to_string(RepositoryFinding::Kind kind);
-// One line for the user's screen.
-std::string describe(const RepositoryFinding& finding);
+class InotifyReader;
 
 // Makes sure that nothing a sandboxed command writes into a git repository under the writable
 // roots runs when the user runs git there on the host: the repositories there at the start,
@@ -101,8 +82,9 @@ public:
     // The user's own git configs (`global_configs`: ~/.gitconfig, ~/.config/git/config) and
     // those of the repositories found are followed too: a config inside a writable root, a
     // file it includes (include.path, includeIf) and a core.hooksPath folder that lie in one
-    // are protected as well, made empty on the host first when they do not exist, since git
-    // reads and runs them as it reads and runs `.git/hooks`.
+    // are protected as well (a hooks folder in a work tree with its hook manager's whole folder,
+    // `.husky` for `.husky/_`), since git reads and runs them as it reads and runs `.git/hooks`;
+    // for a missing one, the folder above it is sealed instead, and nothing is made on the host.
     //
     // With a `state_dir` (Caretz's own, hidden from every sandbox), the search of a large tree
     // is kept there (search_record.h), and the next start in the same roots lists again only
@@ -146,6 +128,12 @@ public:
     // holding a `.git` folder or file).
     const std::vector<std::string>& work_trees() const { return work_trees_; }
 
+    // The entries of the table of what editors and tools run from a repository's folders
+    // (host_run_paths.h: repository_run_entries()) the start-up search found, at every depth.
+    // One a command makes later is moved aside by a check (or, in a repository made in the
+    // sandbox, made read-only), unless its program asks before it runs a new one.
+    const std::vector<std::string>& run_entries() const { return run_entries_; }
+
 private:
     using Unwatched = FolderSeen;
     // What a search found; each thread of a search fills one, merged afterwards.
@@ -153,7 +141,8 @@ private:
         std::vector<std::string> git_dirs;
         std::vector<std::string> git_links;  // `.git` files and symlinks
         std::vector<std::string> unreadable;
-        std::vector<std::pair<int, std::string>> watches;          // added
+        std::vector<std::string> run_entries;              // what repository_run_entry() names
+        std::vector<std::pair<int, std::string>> watches;  // added
         std::vector<std::pair<std::string, std::string>> marks;    // added: key, folder
         std::vector<std::pair<std::string, Unwatched>> unwatched;  // past the limits
         bool limit = false;  // no more watches nor marks can be added
@@ -223,22 +212,24 @@ private:
     // is new or changed; returns it then.
     std::optional<std::string> inspect(const std::string& path,
                                        std::vector<RepositoryFinding>& out);
-    // Moves aside what the sandbox wrote into a git folder it can no longer write.
-    void neutralise(const std::string& git_dir, std::vector<RepositoryFinding>& out);
     bool is_known(const std::string& path) const;
     void protect_now(const std::string& path);
     // Protects what editors run from the top of the work tree `top` of a repository made or
     // changed during the session.
     void protect_work_tree(const std::string& top);
+    // Moves aside the table's entries made since the last check, or protects those in a
+    // repository made in this one (`fresh`: its git folders).
+    void take_made_run_entries(const std::vector<std::string>& fresh,
+                               std::vector<RepositoryFinding>& out);
     void watch_config(const std::string& config);
     bool within_writable(const std::string& real) const;
     // Protects what `config` includes or names as its hooks folder, where the sandbox could
     // write it (`tops`: the work trees a relative core.hooksPath is relative to).
     void follow_config(const std::string& config, const std::vector<std::string>& tops,
                        SandboxPolicy& policy, int depth);
-    // Protects `path` (a file, or a folder when `folder`) when it lies in a writable root,
-    // creating it empty, with the folders above it, when it is missing.
-    void protect_named(const std::string& path, bool folder, SandboxPolicy& policy);
+    // Protects `path` when it lies in a writable root: bound read-only when it exists, else the
+    // deepest folder above it that exists is sealed; nothing is made on the host.
+    void protect_named(const std::string& path, SandboxPolicy& policy);
 
     std::vector<std::pair<const void*, Protector>> sandboxes_;
     std::vector<std::string> roots_;  // the writable roots, symlinks resolved
@@ -255,7 +246,13 @@ private:
     std::map<std::string, ino_t> known_;
     std::vector<std::string> added_;
     std::vector<std::string> work_trees_;
-    std::set<std::string> ours_;     // git folders protected during the session
+    std::vector<std::string> run_entries_;
+    std::set<std::string> run_known_;           // run_entries_, to look up
+    std::set<std::string> made_run_entries_;    // seen made since the last check
+    std::vector<std::string> sourced_missing_;  // missing files an `.envrc` found loads
+    ToolTrust trust_;                           // the user's configs, read at the start
+    timespec started_{};                        // when the start-up search began
+    std::set<std::string> ours_;                // git folders protected during the session
     std::set<std::string> recheck_;  // of those, the ones whose hooks or config changed since
     std::unordered_map<int, std::string> config_watches_;  // their configs, watched for writes
     std::vector<std::string> read_only_now_;               // to bind, in one check
@@ -271,12 +268,11 @@ private:
         std::vector<Part> parts;
     };
     std::unique_ptr<Promotion> promotion_;
-    std::thread recording_;       // writes the search record (search_at_start)
-    bool limit_reached_ = false;  // no watch nor mark can be added
-    bool limit_told_ = false;     // the watch_limit finding was given
-    class EventReader;            // the thread of begin_changes(); with Watching::changes only
-    std::unique_ptr<EventReader> reader_;
-    uint32_t watch_events_;  // what each folder's inotify watch reports
+    std::thread recording_;                  // writes the search record (search_at_start)
+    bool limit_reached_ = false;             // no watch nor mark can be added
+    bool limit_told_ = false;                // the watch_limit finding was given
+    std::unique_ptr<InotifyReader> reader_;  // begin_changes()'s; with Watching::changes only
+    uint32_t watch_events_;                  // what each folder's inotify watch reports
     ChangeRecord record_;
     bool record_open_ = false;  // between begin_changes() and end_changes()
     std::string unwatchable_;   // why Watching::changes has no watch to record from

@@ -25,13 +25,14 @@ static_assert(sizeof(dev_t) == 8 && sizeof(ino_t) == 8, "the format's u64 fields
 namespace {
 
 // The format, in this machine's byte order (a record never leaves it):
-//   "caretz search record 2\n", u32 bytes, the key
+//   "caretz search record 3\n", u32 bytes, the key
 //   u64 folders, each: u32 bytes shared with the path before, u32 bytes that follow, u64 dev,
 //       u64 inode, i64 ctime seconds, i64 ctime nanoseconds, u8 racy, the bytes that follow
-//   the git folders, then the `.git` files and links, then the unreadable folders, each list
-//       as u64 paths, each path u32 bytes and the path
+//   the git folders, then the `.git` files and links, then the unreadable folders, then the
+//       entries editors and tools run from, each list as u64 paths, each path u32 bytes and
+//       the path
 // and nothing after.
-constexpr std::string_view kMagic = "caretz search record 2\n";
+constexpr std::string_view kMagic = "caretz search record 3\n";
 constexpr const char* kPrefix = "search-";
 constexpr size_t kMaxBytes = size_t{1} << 30;
 constexpr time_t kUnusedFor = 30 * 24 * 3600;  // a record not used that long is removed
@@ -204,7 +205,8 @@ std::optional<SearchRecord> read_search_record(const SearchRecordFile& file,
         if (!within_any(previous, roots)) return std::nullopt;
         record.folders.emplace_back(previous, seen);
     }
-    for (auto* list : {&record.git_dirs, &record.git_links, &record.unreadable}) {
+    for (auto* list :
+         {&record.git_dirs, &record.git_links, &record.unreadable, &record.run_entries}) {
         if (!in.number(count) || count > file_size) return std::nullopt;
         for (uint64_t i = 0; i < count; ++i) {
             std::string_view path;
@@ -217,7 +219,8 @@ std::optional<SearchRecord> read_search_record(const SearchRecordFile& file,
     // Each finding is of a folder recorded, which a later start can look at.
     std::set<std::string> unseen(record.git_dirs.begin(), record.git_dirs.end());
     unseen.insert(record.unreadable.begin(), record.unreadable.end());
-    for (const auto& link : record.git_links) unseen.insert(parent_of(link));
+    for (const auto* list : {&record.git_links, &record.run_entries})
+        for (const auto& path : *list) unseen.insert(parent_of(path));
     for (auto it = record.folders.begin(); it != record.folders.end() && !unseen.empty(); ++it)
         unseen.erase(it->first);
     if (!unseen.empty()) return std::nullopt;
@@ -225,10 +228,7 @@ std::optional<SearchRecord> read_search_record(const SearchRecordFile& file,
 }
 
 bool write_search_record(const SearchRecordFile& file, const FoldersSeen& folders,
-                         const std::vector<std::string>& git_dirs,
-                         const std::vector<std::string>& git_links,
-                         const std::vector<std::string>& unreadable,
-                         const std::vector<dev_t>& relisted) {
+                         const SearchFindings& found, const std::vector<dev_t>& relisted) {
     Writer out(folders.size() * 48);
     out.bytes(kMagic);
     out.text(file.key);
@@ -250,7 +250,8 @@ bool write_search_record(const SearchRecordFile& file, const FoldersSeen& folder
         out.bytes(std::string_view(path).substr(shared));
         previous = path;
     }
-    for (const auto* list : {&git_dirs, &git_links, &unreadable}) {
+    for (const auto* list :
+         {&found.git_dirs, &found.git_links, &found.unreadable, &found.run_entries}) {
         out.number(static_cast<uint64_t>(list->size()));
         for (const auto& path : *list) out.text(path);
     }

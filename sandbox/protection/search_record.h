@@ -27,16 +27,22 @@ struct FolderSeen {
 };
 using FoldersSeen = std::vector<std::pair<std::string, FolderSeen>>;
 
-// What a search of the writable roots found, kept in Caretz's state folder (hidden from every
-// sandbox) for the next start in the same roots: each folder as it was seen, and the git
-// folders, `.git` files and unreadable folders among them. The next start looks at each folder's
-// change time instead of listing it and lists again only those that changed, so a start in a
-// large workspace costs one lookup per folder instead of three.
-struct SearchRecord {
-    FoldersSeen folders;
+// What a search of the writable roots found in the folders it saw.
+struct SearchFindings {
     std::vector<std::string> git_dirs;
     std::vector<std::string> git_links;
     std::vector<std::string> unreadable;
+    std::vector<std::string> run_entries;  // host_run_paths.h: repository_run_entry()
+};
+
+// What a search of the writable roots found, kept in Caretz's state folder (hidden from every
+// sandbox) for the next start in the same roots: each folder as it was seen, and the git
+// folders, `.git` files, unreadable folders and the entries editors and tools run from among
+// them. The next start looks at each folder's change time instead of listing it and lists again
+// only those that changed, so a start in a large workspace costs one lookup per folder instead
+// of three.
+struct SearchRecord : SearchFindings {
+    FoldersSeen folders;
 };
 
 // The record's file in `state_dir` for a search of `roots` that leaves out `hidden`: the key
@@ -62,9 +68,6 @@ std::optional<SearchRecord> read_search_record(const SearchRecordFile& file,
 // kernel's own). Records not used for 30 days are removed from the folder meanwhile. False when
 // it could not be written (the start goes on without).
 bool write_search_record(const SearchRecordFile& file, const FoldersSeen& folders,
-                         const std::vector<std::string>& git_dirs,
-                         const std::vector<std::string>& git_links,
-                         const std::vector<std::string>& unreadable,
-                         const std::vector<dev_t>& relisted = {});
+                         const SearchFindings& found, const std::vector<dev_t>& relisted = {});
 
 }  // namespace caretz

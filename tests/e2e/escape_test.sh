@@ -350,9 +350,19 @@ attempt "point a submodule's .git file at a new git folder" "EROFS" \
     eval '[[ $(cat $ws/sub/.git) == "$sub_gitfile_before" ]]'
 # Put the real .git back if the attempt above got through, so later checks stay meaningful.
 if [[ -d $ws/.git.old ]]; then rm -rf "$ws/.git" && mv "$ws/.git.old" "$ws/.git"; fi
-INSIDE_DIR=$ws_plain attempt "git init in a workspace without .git, write a hook" "EROFS" \
-    'git init -q . && echo "touch /tmp/pwned" > .git/hooks/pre-commit' \
-    eval 'no_hooks_in $ws_plain'
+# No mount point is made on the host for a workspace without a repository (an empty .git there
+# breaks go build), so git init succeeds; the check after the command moves the hook aside, and
+# the host's own git commit there runs nothing.
+host_commit_runs_nothing() {
+    rm -f "$E2E_HOME/pwned-by-hook"
+    as_user "$SH" "$1" git -c user.name=e2e -c user.email=e2e@example.invalid \
+        commit -q --allow-empty -m host </dev/null >/dev/null 2>&1
+    [[ ! -e $E2E_HOME/pwned-by-hook && ! -e $1/.git/hooks/pre-commit ]]
+}
+INSIDE_DIR=$ws_plain attempt "git init in a workspace without .git, write a hook" \
+    "made; hook moved aside after the command" \
+    "git init -q . && printf '#!/bin/sh\ntouch $E2E_HOME/pwned-by-hook\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit" \
+    host_commit_runs_nothing "$ws_plain"
 INSIDE_DIR=$ws_tree attempt "point a worktree's .git file at a git folder with hooks" "EROFS" \
     'mkdir -p evil/hooks && cp -r ../main-repo/.git/. evil/ 2>/dev/null; echo "touch /tmp/pwned" > evil/hooks/pre-commit; printf "gitdir: %s/evil\n" "$PWD" > .git' \
     eval '[[ $(cat $ws_tree/.git) == "$gitfile_before" ]]'

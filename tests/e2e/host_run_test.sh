@@ -3,12 +3,13 @@
 # fresh sandbox per command ($1 = fresh): started in the home folder, a sandboxed command tries
 # to plant something in each family of the table (shell startup files, login files, user units,
 # autostart, environment.d, a PATH folder, Python's user site, editors' and tmux's startup
-# files), also by moving ~/.config aside; in a repository, an editor's tasks and the config of
-# an installed pre-commit hook. Each write fails, is reported as a write refusal, leaves the host
-# file as it was (a missing one stays missing), and nothing planted runs when the user then logs
+# files), also by moving ~/.config aside; in a repository, the config of an installed pre-commit
+# hook. Each write fails, is reported as a write refusal, leaves the host file as it was (a
+# missing one stays missing); an editor's tasks a command makes are moved aside after it; and
+# nothing planted runs when the user then logs
 # in, starts a shell, Python, or commits on the host. Ordinary files still land. In a tmux pane
 # with --ask-sandbox-off, Allow once on `!echo alias ... >> ~/.bashrc` writes it on the host, and
-# a repository made during the session gets its editor folder protected too.
+# an editor's folder a command makes in a repository made during the session is moved aside.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 sandbox_mode "${1:-}"
@@ -109,10 +110,11 @@ RESULT=$(as_user "$SH" "$repo" "$E2E_BIN" exec --json "${MODE[@]}" \
     "printf 'repos:\n- repo: local\n  hooks:\n  - id: evil\n    name: evil\n    entry: touch $H/PWNED\n    language: system\n    pass_filenames: false\n' > .pre-commit-config.yaml" 2>/dev/null </dev/null)
 check "the config of an installed pre-commit hook: refused" contains "$RESULT" "\"subject\":\"$repo/.pre-commit-config.yaml\""
 check "... and unchanged" unchanged "$repo/.pre-commit-config.yaml" "$H/pre-commit-config.orig"
-RESULT=$(as_user "$SH" "$repo" "$E2E_BIN" exec --json "${MODE[@]}" \
-    "mkdir -p .vscode && printf '{\"tasks\":[{\"label\":\"x\",\"command\":\"touch $H/PWNED\",\"runOptions\":{\"runOn\":\"folderOpen\"}}]}' > .vscode/tasks.json" 2>/dev/null </dev/null)
-check ".vscode/tasks.json: refused" contains "$RESULT" "\"subject\":\"$repo/.vscode/tasks.json\""
-check "... and .vscode is an empty folder on the host" test -d "$repo/.vscode" -a -z "$(ls -A "$repo/.vscode")"
+said=$(as_user "$SH" "$repo" "$E2E_BIN" exec "${MODE[@]}" \
+    "mkdir -p .vscode && printf '{\"tasks\":[{\"label\":\"x\",\"command\":\"touch $H/PWNED\",\"runOptions\":{\"runOn\":\"folderOpen\"}}]}' > .vscode/tasks.json" 2>&1 >/dev/null </dev/null)
+check "a .vscode a command makes is moved aside, and Caretz says so" \
+    contains "$said" "made $repo/.vscode (VS Code"
+check "... so VS Code finds none on the host, and no empty one was made before" test ! -e "$repo/.vscode"
 RESULT=$(as_user "$SH" "$repo" "$E2E_BIN" exec --json "${MODE[@]}" "echo 'touch $H/PWNED' >> .envrc" 2>/dev/null </dev/null)
 check ".envrc: refused, unchanged" eval 'contains "$RESULT" "\"subject\":\"$repo/.envrc\"" && [[ $(cat "$repo/.envrc") == "export A=1" ]]'
 RESULT=$(as_user "$SH" "$repo" "$E2E_BIN" exec --json "${MODE[@]}" "echo ok > notes.txt && cat notes.txt" 2>/dev/null </dev/null)
@@ -133,11 +135,13 @@ if [[ $MODE_NAME == session ]]; then
         test "$(tail -1 "$H/.bashrc")" = "alias ll=\"ls -l\""
     type_command "git init -q ws/newrepo"
     prompt_back 15
-    check "a repository made in the session gets an empty, read-only .vscode" \
-        ask "echo '{}' > ws/newrepo/.vscode/settings.json" 15
-    tmux_ send-keys -t main Enter
+    check "a repository made in the session gets no empty .vscode on the host" \
+        test ! -e "$H/ws/newrepo/.vscode"
+    type_command "mkdir ws/newrepo/.vscode && echo '{}' > ws/newrepo/.vscode/settings.json"
     prompt_back 15
-    check "... and Deny leaves it empty" eval '[[ -d $H/ws/newrepo/.vscode && -z $(ls -A "$H/ws/newrepo/.vscode") ]]'
+    check "... and a .vscode a command makes there is moved aside" \
+        wait_for_screen "moved to $H/ws/newrepo/.vscode.disabled-by-caretz" 5
+    check "... so none is left on the host" test ! -e "$H/ws/newrepo/.vscode"
     tmux_ send-keys -t main C-d
     wait_for_screen "CARETZ-EXITED" 10
 fi

@@ -610,8 +610,8 @@ TEST_CASE("Read-only places inside a writable root are refused by the sandbox",
                    {"/home/cztest/.bashrc", "f"},
                    {"/home/cztest/.config", "d"},
                    {"/home/cztest/work", "d"}});
-    protect_host_run_paths(scene.policy, fs, {}, {},
-                           [](const std::string&, HostFs::Type) { return false; });
+    protect_home_configuration(scene.policy, fs);
+    protect_host_run_paths(scene.policy, fs, {}, {}, {});
     const std::string cwd = "/home/cztest";
     CHECK(subjects(scene.detect("echo 'alias ll=ls' >> ~/.bashrc", 1,
                                 "bash: /home/cztest/.bashrc: Read-only file system\n", cwd)) ==

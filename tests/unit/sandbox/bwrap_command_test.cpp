@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "sandbox/path_names.h"
+#include "sandbox/protection/host_run_paths.h"
 #include "tests/unit/sandbox/fake_host_fs.h"
 
 using namespace caretz;
@@ -177,24 +178,12 @@ TEST_CASE("the workspace is writable and its git hooks and config stay read-only
     CHECK_FALSE(mentions(args, "/home/u/proj/.caretz"));  // missing on the host: nothing to bind
 }
 
-TEST_CASE("a workspace that is no repository gets an empty read-only .git") {
-    // No .git at all, or one without HEAD (the empty mount point an earlier sandbox left):
-    // either way `git init` inside must not make a repository whose hooks git would run.
-    const FakeHostFs hosts[] = {
-        FakeHostFs({{"/home", "d"}, {"/home/u", "d"}, {"/home/u/w", "d"}}),
-        FakeHostFs({{"/home", "d"}, {"/home/u", "d"}, {"/home/u/w", "d"}, {"/home/u/w/.git", "d"}}),
-    };
-    for (const auto& host : hosts) {
-        Args args = bwrap_arguments(policy_for("/home/u/w"), host, "/home/u/w");
-        long workspace = std::max(find_seq(args, {"--bind", "/home/u/w", "/home/u/w"}),
-                                  find_seq(args, {"--bind-try", "/home/u/w", "/home/u/w"}));
-        REQUIRE(workspace >= 0);
-        CHECK(find_seq(args, {"--tmpfs", "/home/u/w/.git", "--remount-ro", "/home/u/w/.git"}) >
-              workspace);
-    }
-    FakeHostFs repository = typical_host();
-    Args args = bwrap_arguments(policy_for("/home/u/proj"), repository, "/home/u/proj");
-    CHECK(find_seq(args, {"--tmpfs", "/home/u/proj/.git"}) < 0);
+TEST_CASE("a workspace that is no repository gets no .git, nor any mount point on the host") {
+    // A mount point on the host would be an empty `.git` there, which `go build` and other
+    // tools take for a broken repository; a repository `git init` makes is the watch's.
+    FakeHostFs host({{"/home", "d"}, {"/home/u", "d"}, {"/home/u/w", "d"}});
+    Args args = bwrap_arguments(policy_for("/home/u/w"), host, "/home/u/w");
+    CHECK_FALSE(mentions(args, "/home/u/w/.git"));
 }
 
 TEST_CASE("a workspace below a read-only folder is bound writable on top of it") {
@@ -480,9 +469,10 @@ TEST_CASE("a sealed folder in a writable root is rebuilt on top of the root's bi
     CHECK(root < tmpfs);
     CHECK(tmpfs < entry);
     CHECK(entry < sealed);
-    // The hooks bound read-only come after, on the entry bound back.
-    CHECK(sealed <
-          find_seq(args, {"--ro-bind", "/home/u/proj/.git/hooks", "/home/u/proj/.git/hooks"}));
+    // The hooks, protected, come back read-only into the rebuilt folder, not writable.
+    CHECK(find_seq(args, {"--ro-bind-try", "/home/u/proj/.git/hooks", "/home/u/proj/.git/hooks"}) >
+          tmpfs);
+    CHECK(find_seq(args, {"--bind-try", "/home/u/proj/.git/hooks", "/home/u/proj/.git/hooks"}) < 0);
 }
 
 TEST_CASE("a folder held in place is never bound from the host over a rebuilt one") {
@@ -526,4 +516,35 @@ TEST_CASE("a shell's folder protected in a writable root gets its private copy, 
     CHECK(find_seq(args, {"--ro-bind-try", "/home/u/.config/fish/config.fish",
                           "/home/u/.config/fish/config.fish"}) >= 0);
     CHECK(find_seq(args, {"--ro-bind", "/home/u/.config/fish", "/home/u/.config/fish"}) < 0);
+}
+
+TEST_CASE("in the home workspace, dot entries come back read-only, the user's own writable") {
+    FakeHostFs host({{"/home", "d"},
+                     {"/home/u", "d"},
+                     {"/home/u/.ssh", "d"},
+                     {"/home/u/.inputrc", "f"},
+                     {"/home/u/.cache", "d"},
+                     {"/home/u/.cache/pip", "d"},
+                     {"/home/u/.config", "d"},
+                     {"/home/u/.config/caretz", "d"},
+                     {"/home/u/.config/i3", "d"},
+                     {"/home/u/proj", "d"}});
+    PolicySettings settings;
+    settings.writable = {"/home/u/.cache/pip"};
+    SandboxPolicy policy = policy_for("/home/u", settings);
+    protect_home_configuration(policy, host);
+    Args args = bwrap_arguments(policy, host, "/home/u");
+    CHECK(find_seq(args, {"--bind-try", "/home/u/proj", "/home/u/proj"}) >= 0);
+    CHECK(find_seq(args, {"--ro-bind-try", "/home/u/.inputrc", "/home/u/.inputrc"}) >= 0);
+    CHECK(find_seq(args, {"--bind-try", "/home/u/.inputrc", "/home/u/.inputrc"}) < 0);
+    // ~/.config is rebuilt to hide Caretz's config: its entries come back read-only, and it is
+    // not bound whole over that.
+    CHECK(find_seq(args, {"--ro-bind-try", "/home/u/.config/i3", "/home/u/.config/i3"}) >= 0);
+    CHECK(find_seq(args, {"--ro-bind", "/home/u/.config", "/home/u/.config"}) < 0);
+    // A writable root inside a dot entry comes back writable on top of it.
+    const long cache = find_seq(args, {"--ro-bind-try", "/home/u/.cache", "/home/u/.cache"});
+    const long pip = find_seq(args, {"--bind", "/home/u/.cache/pip", "/home/u/.cache/pip"});
+    REQUIRE(cache >= 0);
+    CHECK(pip > cache);
+    CHECK(read_only_from(args, "/home/u") >= 0);
 }

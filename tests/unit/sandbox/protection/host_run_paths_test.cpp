@@ -34,21 +34,19 @@ std::map<std::string, std::string> debian_home() {
 
 struct Started {
     SandboxPolicy policy;
-    std::vector<std::string> made;  // what the start made empty on the host
 };
 
+// The table's protection alone, as for a writable root inside the home's configuration; the
+// search's finds (`run_entries`) given as it would give them.
 Started start(const std::map<std::string, std::string>& host, const std::string& workspace,
               const Environment& env = {}, PolicySettings settings = {},
-              bool creation_fails = false) {
-    Started s{make_policy(settings, "/home/u", workspace, env), {}};
+              const std::vector<std::string>& run_entries = {}) {
+    Started s{make_policy(settings, "/home/u", workspace, env)};
     FakeHostFs fs(host);
     std::vector<std::string> trees;
     for (const auto& [path, type] : host)
         if (path.ends_with("/.git")) trees.push_back(path.substr(0, path.size() - 5));
-    protect_host_run_paths(s.policy, fs, env, trees, [&](const std::string& path, HostFs::Type) {
-        s.made.push_back(path);
-        return !creation_fails;
-    });
+    protect_host_run_paths(s.policy, fs, env, trees, run_entries);
     return s;
 }
 
@@ -84,13 +82,13 @@ TEST_CASE("a missing startup file cannot be made: the deepest folder above it is
     // ~/.bash_profile, ~/.zshrc: their folder, the home, exists.
     CHECK(is_sealed(s.policy, "/home/u"));
     CHECK(find(s.policy, "/home/u/.bash_profile")->how == HostRunPath::How::sealed);
-    CHECK(find(s.policy, "/home/u/.bash_profile")->sealed == "/home/u");
+    CHECK(find(s.policy, "/home/u/.bash_profile")->folder == "/home/u");
     CHECK_FALSE(s.policy.can_write("/home/u/.bash_profile"));
     CHECK_FALSE(s.policy.can_write("/home/u/.zshrc"));
     // ~/.config/autostart: ~/.config exists, so it is ~/.config that is sealed, and moving
     // ~/.config aside to make a new one is a change at the home's top, sealed too.
     CHECK(is_sealed(s.policy, "/home/u/.config"));
-    CHECK(find(s.policy, "/home/u/.config/autostart")->sealed == "/home/u/.config");
+    CHECK(find(s.policy, "/home/u/.config/autostart")->folder == "/home/u/.config");
     CHECK_FALSE(s.policy.can_write("/home/u/.config/autostart"));
     CHECK_FALSE(s.policy.can_write("/home/u/.c"));
     // ~/.local/bin and ~/.local/share/systemd/user.
@@ -112,25 +110,46 @@ TEST_CASE("a workspace below the home protects nothing of the home's") {
     CHECK(s.policy.can_write("/home/u/proj/new.txt"));  // the workspace's top stays open
 }
 
-TEST_CASE("a repository's missing editor folders are made empty and bound read-only") {
+TEST_CASE("a repository's missing editor folders are left missing: nothing is made on the host") {
     Started s = start(debian_home(), "/home/u/proj");
-    for (const char* name : {".vscode", ".idea", ".devcontainer", ".claude"}) {
+    for (const char* name : {".vscode", ".idea", ".devcontainer", ".claude", ".zed", ".cursor",
+                             ".gemini", ".codex", ".github/hooks", "mise.toml"}) {
         const std::string path = std::string("/home/u/proj/") + name;
-        CHECK(std::find(s.made.begin(), s.made.end(), path) != s.made.end());
-        CHECK(is_protected(s.policy, path));
-        CHECK(find(s.policy, path)->how == HostRunPath::How::made_empty);
-        CHECK_FALSE(s.policy.can_write(path + "/tasks.json"));
+        REQUIRE(find(s.policy, path));
+        CHECK(find(s.policy, path)->how == HostRunPath::How::watched);
+        CHECK_FALSE(is_protected(s.policy, path));
     }
     // A missing file whose program asks before running a new one is left for the user.
     CHECK(find(s.policy, "/home/u/proj/.mcp.json")->how == HostRunPath::How::left_missing);
     CHECK(find(s.policy, "/home/u/proj/.envrc")->how == HostRunPath::How::left_missing);
     CHECK_FALSE(is_sealed(s.policy, "/home/u/proj"));
+    CHECK(s.policy.can_write("/home/u/proj/notes.txt"));
 }
 
-TEST_CASE("an editor folder that cannot be made seals the work tree's top instead") {
-    Started s = start(debian_home(), "/home/u/proj", {}, {}, /*creation_fails=*/true);
-    CHECK(is_sealed(s.policy, "/home/u/proj"));
-    CHECK_FALSE(s.policy.can_write("/home/u/proj/.vscode"));
+TEST_CASE("the table's entries the search found at any depth are bound read-only") {
+    auto host = debian_home();
+    host["/home/u/proj/src/.vscode"] = "d";
+    host["/home/u/proj/src/.claude"] = "d";
+    host["/home/u/proj/src/mise.toml"] = "f";
+    Started s = start(
+        host, "/home/u/proj", {}, {},
+        {"/home/u/proj/src/.vscode", "/home/u/proj/src/.claude", "/home/u/proj/src/mise.toml"});
+    for (const char* path :
+         {"/home/u/proj/src/.vscode", "/home/u/proj/src/.claude", "/home/u/proj/src/mise.toml"}) {
+        CHECK(is_protected(s.policy, path));
+        CHECK_FALSE(s.policy.can_write(std::string(path) + "/x"));
+    }
+    CHECK(s.policy.can_write("/home/u/proj/src/main.c"));
+}
+
+TEST_CASE("the table's rows are found by name, and by folder and name") {
+    CHECK(repository_run_entry("src", ".vscode"));
+    CHECK(repository_run_entry("deep", "mise.toml"));
+    CHECK(repository_run_entry(".github", "hooks"));
+    CHECK(repository_run_entry(".config", "mise"));
+    CHECK_FALSE(repository_run_entry("src", "hooks"));
+    CHECK_FALSE(repository_run_entry(".github", "workflows"));
+    CHECK_FALSE(repository_run_entry("src", "main.c"));
 }
 
 TEST_CASE("a repository's auto-run files that exist are bound read-only") {
@@ -144,7 +163,6 @@ TEST_CASE("a repository's auto-run files that exist are bound read-only") {
          {"/home/u/proj/.envrc", "/home/u/proj/.mcp.json", "/home/u/proj/.vscode"})
         CHECK(is_protected(s.policy, path));
     CHECK_FALSE(s.policy.can_write("/home/u/proj/.vscode/settings.json"));
-    CHECK(std::find(s.made.begin(), s.made.end(), "/home/u/proj/.vscode") == s.made.end());
 }
 
 TEST_CASE("a hook manager's config counts where its hook is installed") {
@@ -246,5 +264,53 @@ TEST_CASE("plan mode protects nothing more: nothing is writable anyway") {
     Started s = start(debian_home(), "/home/u", {}, settings);
     CHECK(s.policy.host_run.empty());
     CHECK(s.policy.sealed.empty());
-    CHECK(s.made.empty());
+    SandboxPolicy home = make_policy(settings, "/home/u", "/home/u", {});
+    const auto before = home.protected_paths;
+    protect_home_configuration(home, FakeHostFs(debian_home()));
+    CHECK(home.protected_paths == before);
+    CHECK(home.sealed.empty());
+}
+
+TEST_CASE("started in the home, every dot entry is read-only whole, listed or not") {
+    std::map<std::string, std::string> host = debian_home();
+    host["/home/u/.sqliterc"] = "f";
+    host["/home/u/.docker"] = "d";
+    host["/home/u/.ssh"] = "d";
+    host["/home/u/.npm"] = "d";
+    FakeHostFs fs(host);
+    PolicySettings settings;
+    settings.writable = {"/home/u/.npm"};
+    SandboxPolicy policy = make_policy(settings, "/home/u", "/home/u", {});
+    protect_home_configuration(policy, fs);
+    for (const char* path : {"/home/u/.sqliterc", "/home/u/.docker", "/home/u/.config"}) {
+        CHECK(is_protected(policy, path));
+        CHECK_FALSE(policy.can_write(std::string(path) + "/plugin"));
+    }
+    CHECK_FALSE(policy.can_write("/home/u/.sqliterc"));
+    // A new dot entry cannot be made: the home's top is sealed.
+    CHECK(is_sealed(policy, "/home/u"));
+    CHECK_FALSE(policy.can_write("/home/u/.newtoolrc"));
+    // The user's own entries stay writable; an entry sandbox.writable names stays open.
+    CHECK(policy.can_write("/home/u/proj/src/main.c"));
+    CHECK(policy.can_write("/home/u/.npm/cache"));
+    REQUIRE(find(policy, "/home/u/.npm"));
+    CHECK(find(policy, "/home/u/.npm")->how == HostRunPath::How::opened);
+    // A hidden entry stays hidden: not bound at all.
+    CHECK_FALSE(is_protected(policy, "/home/u/.ssh"));
+    // The table's rows in those entries say where they are read-only, and seal nothing more.
+    protect_host_run_paths(policy, fs, {}, {}, {});
+    REQUIRE(find(policy, "/home/u/.config/autostart"));
+    CHECK(find(policy, "/home/u/.config/autostart")->how == HostRunPath::How::inside);
+    CHECK(find(policy, "/home/u/.config/autostart")->folder == "/home/u/.config");
+    CHECK_FALSE(is_sealed(policy, "/home/u/.config"));
+    CHECK(find(policy, "/home/u/.bashrc")->reason == std::string("every interactive bash"));
+}
+
+TEST_CASE("a workspace below the home makes none of the home's entries read-only") {
+    FakeHostFs fs(debian_home());
+    SandboxPolicy policy = make_policy({}, "/home/u", "/home/u/proj", {});
+    const auto before = policy.protected_paths;
+    protect_home_configuration(policy, fs);
+    CHECK(policy.protected_paths == before);
+    CHECK(policy.sealed.empty());
 }

@@ -328,14 +328,47 @@ TEST_CASE("files a config includes and a hooks folder it names are protected whe
     SandboxPolicy policy = ws.policy();
     policy.home = ws / "home";
     RepositoryWatch watch(policy, {ws / "home/.gitconfig", ws / "home/.config/git/config"});
-    for (const char* path : {"r/shared.cfg", "r/.githooks", "home/.gitconfig", "home/more.cfg",
-                             "home/hooks", "home/.config/git/config"})
+    for (const char* path : {"r/.githooks", "home/.gitconfig", "home/more.cfg"})
         CHECK(has(policy.protected_paths, ws / path));
-    // Missing ones are made empty, so they can be bound read-only.
-    CHECK(fs::is_regular_file(ws / "r/shared.cfg"));
-    CHECK(fs::is_empty(ws / "r/shared.cfg"));
-    CHECK(fs::is_directory(ws / "home/hooks"));
-    CHECK(fs::is_regular_file(ws / "home/.config/git/config"));
+    // Missing ones are not made on the host: the folder above each is sealed instead, so the
+    // sandbox cannot make them either.
+    for (const char* path : {"r/shared.cfg", "home/hooks", "home/.config/git/config"})
+        CHECK_FALSE(fs::exists(ws / path));
+    for (const char* sealed : {"r", "home"}) CHECK(has(policy.sealed, ws / sealed));
+    CHECK_FALSE(fs::exists(ws / "home/.config"));
+}
+
+TEST_CASE("a hooks folder in the work tree protects its hook manager's whole folder") {
+    Workspace ws;
+    ws.sh(
+        "git init -q r && mkdir -p r/.husky/_ && echo 'npx lint' > r/.husky/pre-commit && "
+        "git -C r config core.hooksPath .husky/_");
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {});
+    CHECK(has(policy.protected_paths, ws / "r/.husky"));
+}
+
+TEST_CASE("the table's entries are found at every depth, and one made later is moved aside") {
+    Workspace ws;
+    ws.sh("git init -q r && mkdir -p r/sub/.vscode r/a/b/.claude r/.zed && touch r/a/mise.toml");
+    SandboxPolicy policy = ws.policy();
+    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::repositories);
+    for (const char* path : {"r/sub/.vscode", "r/a/b/.claude", "r/.zed", "r/a/mise.toml"})
+        CHECK(has(watch.run_entries(), ws / path));
+    watch.check();
+    ws.sh(
+        "mkdir -p r/sub/deep/.vscode && echo '{}' > r/sub/deep/.vscode/tasks.json && "
+        "echo x > r/.mcp.json && echo ok > r/sub/deep/notes.txt");
+    auto findings = watch.check();
+    CHECK_FALSE(fs::exists(ws / "r/sub/deep/.vscode"));
+    CHECK(fs::exists(ws / "r/sub/deep/.vscode.disabled-by-caretz/tasks.json"));
+    CHECK(std::any_of(findings.begin(), findings.end(), [&](const RepositoryFinding& f) {
+        return f.kind == RepositoryFinding::Kind::run_entry_moved_aside &&
+               f.path == ws / "r/sub/deep/.vscode";
+    }));
+    // Claude Code asks before it starts a new .mcp.json's servers: left where it is.
+    CHECK(fs::exists(ws / "r/.mcp.json"));
+    CHECK(fs::exists(ws / "r/sub/deep/notes.txt"));
 }
 
 TEST_CASE("a config outside the writable roots is followed but nothing outside is made") {
@@ -345,7 +378,9 @@ TEST_CASE("a config outside the writable roots is followed but nothing outside i
                "/gone.cfg\\n' > .gitconfig");
     SandboxPolicy policy = ws.policy();
     RepositoryWatch watch(policy, {outside / ".gitconfig"});
-    CHECK(has(policy.protected_paths, ws / "inc.cfg"));
+    // The missing one in the workspace is not made either: its folder is sealed.
+    CHECK(has(policy.sealed, ws.root));
+    CHECK_FALSE(fs::exists(ws / "inc.cfg"));
     CHECK_FALSE(has(policy.protected_paths, outside / ".gitconfig"));
     CHECK_FALSE(fs::exists(outside / "gone.cfg"));
 }
@@ -493,8 +528,7 @@ SearchRecord recorded_start(const Workspace& ws, const std::string& state) {
 
 // `record` written over the one a start in `ws` left in `state`.
 void rewrite_record(const Workspace& ws, const std::string& state, const SearchRecord& record) {
-    REQUIRE(write_search_record(search_record_file(state, {ws.root}, {}), record.folders,
-                                record.git_dirs, record.git_links, record.unreadable));
+    REQUIRE(write_search_record(search_record_file(state, {ws.root}, {}), record.folders, record));
 }
 
 }  // namespace
@@ -742,19 +776,20 @@ TEST_CASE("without the change watch nothing is recorded; past the limits the lis
     CHECK(said == "");
 }
 
-TEST_CASE("the `.git` bwrap makes at a root's top as its mount point is no command's change") {
+TEST_CASE("a `.git` made at a root's top is a command's change like one made below") {
+    // No mount point is made there on the host any more: only a command makes one.
     Workspace ws;
     ws.sh("mkdir sub");
     SandboxPolicy policy = ws.policy();
     RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes);
     watch.check();
     watch.begin_changes();
-    // Inside, a read-only tmpfs covers the top's `.git`: only the sandbox's start makes it.
     ws.sh("mkdir .git sub/.git");
     watch.check();
     auto changed = watch.end_changes();
     REQUIRE(changed);
-    CHECK(change_lines(*changed, ws) == std::vector<std::string>{"created sub/.git/"});
+    CHECK(change_lines(*changed, ws) ==
+          std::vector<std::string>{"created .git/", "created sub/.git/"});
 }
 
 TEST_CASE("what the check itself makes for a new repository is no command's change") {
@@ -766,8 +801,8 @@ TEST_CASE("what the check itself makes for a new repository is no command's chan
     ws.sh("git init -q repo && printf x > repo/a");
     auto findings = watch.check();
     REQUIRE(found(findings, Kind::protected_repository, ws / "repo/.git"));
-    // The check made the repository's editor folders empty, to protect them.
-    REQUIRE(fs::is_directory(ws / "repo/.vscode"));
+    // Nothing of the protection is made on the host: no empty editor folders.
+    CHECK_FALSE(fs::exists(ws / "repo/.vscode"));
     auto changed = watch.end_changes();
     REQUIRE(changed);
     const std::vector<std::string> lines = change_lines(*changed, ws);

@@ -37,12 +37,12 @@ SearchRecord sample() {
     record.git_dirs = {"/work/ws/a/line\nbreak"};
     record.git_links = {"/work/ws/b/.git"};
     record.unreadable = {"/srv/extra"};
+    record.run_entries = {"/work/ws/b/.vscode"};
     return record;
 }
 
 void write(const SearchRecordFile& file, const SearchRecord& record) {
-    REQUIRE(write_search_record(file, record.folders, record.git_dirs, record.git_links,
-                                record.unreadable));
+    REQUIRE(write_search_record(file, record.folders, record));
 }
 
 std::string contents(const std::string& path) {
@@ -85,6 +85,7 @@ TEST_CASE("a search record reads back as it was written, whatever bytes its path
     CHECK(back->git_dirs == record.git_dirs);
     CHECK(back->git_links == record.git_links);
     CHECK(back->unreadable == record.unreadable);
+    CHECK(back->run_entries == record.run_entries);
 }
 
 TEST_CASE("a search record is read only for the search that made it") {
@@ -158,7 +159,7 @@ TEST_CASE(
     const SearchRecordFile used = search_record_file(state, {"/used"}, {});
     for (const auto* file : {&old, &recent, &used}) {
         const std::string root = file == &old ? "/old" : file == &recent ? "/recent" : "/used";
-        REQUIRE(write_search_record(*file, {{root, seen(1, 1)}}, {}, {}, {}));
+        REQUIRE(write_search_record(*file, {{root, seen(1, 1)}}, {}));
     }
     const std::string mine = state + "/notes";
     put(mine, "not a record");
@@ -180,7 +181,7 @@ TEST_CASE(
     // Reading a record counts as using it.
     REQUIRE(read_search_record(used, {"/used"}));
     const SearchRecordFile next = search_record_file(state, {"/next"}, {});
-    REQUIRE(write_search_record(next, {{"/next", seen(1, 1)}}, {}, {}, {}));
+    REQUIRE(write_search_record(next, {{"/next", seen(1, 1)}}, {}));
     CHECK_FALSE(fs::exists(old.path));
     CHECK(fs::exists(recent.path));
     CHECK(fs::exists(used.path));
@@ -197,8 +198,7 @@ TEST_CASE(
     const SearchRecordFile file = search_record_file(state, {"/w"}, {});
     FolderSeen fuse = seen(2, 1700000000);
     fuse.dev = 77;
-    REQUIRE(write_search_record(file, {{"/w", seen(1, 1700000000)}, {"/w/fuse", fuse}}, {}, {}, {},
-                                {77}));
+    REQUIRE(write_search_record(file, {{"/w", seen(1, 1700000000)}, {"/w/fuse", fuse}}, {}, {77}));
     auto back = read_search_record(file, {"/w"});
     REQUIRE(back);
     REQUIRE(back->folders.size() == 2);
