@@ -24,6 +24,7 @@
 #include "pty/terminfo.h"
 #include "pty/utmp_record.h"
 #include "sandbox/bwrap_command.h"
+#include "sandbox/cache_layer.h"
 #include "sandbox/network/network_proxy.h"
 #include "sandbox/preflight.h"
 #include "sandbox/sandbox_session.h"
@@ -154,6 +155,36 @@ std::pair<DoctorCheck, DoctorCheck> check_session(const SandboxSpec& spec) {
                                 e.what() + "; see what it prints with: caretz exec true";
         return {problem("shell start", why), problem("hooks", "not tried (see above)")};
     }
+}
+
+// The layer as sandboxes get it: its overlays mounted for a real process, as before bwrap.
+DoctorCheck check_cache_layer(const CacheLayer& layer) {
+    const std::string name = "cache layer";
+    std::string served;
+    for (const auto& folder : layer.folders) served += (served.empty() ? "" : ", ") + folder;
+    for (const auto& [variable, value] : layer.variables)
+        served += (served.empty() ? "" : ", ") + variable;
+    switch (layer.how) {
+        case CacheLayer::How::none:
+            return ok(name, "off in plan mode: nothing is writable but /tmp");
+        case CacheLayer::How::variables:
+            return ok(name, "no overlay here (" + layer.without_overlay +
+                                "), so the tools' cache variables (" + served +
+                                ") point at a private folder of " + layer.store +
+                                "; sandboxed tools do not see what the host's caches hold");
+        case CacheLayer::How::overlay:
+            break;
+    }
+    SpawnOptions options;
+    options.overlays = cache_overlays(layer);
+    if (!output_of({"/bin/true"}, options))
+        return problem(name,
+                       "the overlay over the caches could not be mounted, so no sandbox "
+                       "can start; caretz exec true shows why");
+    return ok(name, (served.empty() ? std::string("no cache folders on the host yet") : served) +
+                        ": seen in the sandbox with what the host's caches hold; what sandboxed "
+                        "commands write there stays in " +
+                        layer.store + " (the host's caches are never written)");
 }
 
 DoctorCheck check_audit_log(const UserContext& user) {
@@ -287,6 +318,7 @@ int run_doctor(const CommandLine& cl) {
     SandboxSpec spec = sandbox_spec_for(cl, settings, user);
     auto session_checks = std::async(std::launch::async, check_session, spec);
     report(check_audit_log(user));
+    report(check_cache_layer(spec.policy.cache_layer));
     report(check_network_proxy(spec.policy));
     report(check_utmp());
     report(check_terminal(user));
