@@ -73,6 +73,15 @@ check "$MODE_NAME: the home workspace writes its caches through the layer" \
     test "$RC" -eq 0 -a "${OUT##*$'\n'}" = "from-home"
 check "... not into the host's" test ! -e "$TEST_HOME/.cache/home-entry"
 
+# The sandbox holds as before inside the layer's user namespace: a repository made during a
+# session is protected from the host (through the sandbox's namespaces, nested one deeper).
+if [[ $MODE_NAME == session ]]; then
+    OUT=$(printf '%s\n' '!git init -q newrepo && echo made' '!echo x >> newrepo/.git/config' |
+        as_user /bin/bash "$ws" "$E2E_BIN" 2>&1)
+    check "session: a repository made in the session is protected at once" \
+        contains_nocase "$OUT" "newrepo/.git/config: Read-only file system"
+fi
+
 check "$MODE_NAME: the host's cache folders are byte-for-byte unchanged" \
     test "$before" = "$(snapshot)"
 check "... the poisoned entry never reached the host" \

@@ -113,7 +113,9 @@ TEST_CASE("Without an overlay the tools' variables point into the store", "[cach
 TEST_CASE("Cache folders are bound writable over what protects them", "[cache_layer]") {
     const FakeHostFs fs = warm_home();
     SandboxPolicy policy = policy_in("/home/u");
-    policy.protected_paths.push_back("/home/u/.cache");  // the home's dot entries, read-only
+    // The home's dot entries, read-only.
+    policy.protected_paths.push_back("/home/u/.cache");
+    policy.protected_paths.push_back("/home/u/.cargo");
     policy.cache_layer = plan_cache_layer(policy, fs, {}, kStore, "");
     const Args args = bwrap_arguments(policy, fs, "/home/u");
     const long ro = find_seq(args, {"--ro-bind", "/home/u/.cache", "/home/u/.cache"});
@@ -121,7 +123,10 @@ TEST_CASE("Cache folders are bound writable over what protects them", "[cache_la
     REQUIRE(ro >= 0);
     CHECK(rw > ro);
     CHECK(policy.can_write("/home/u/.cache/go-build/ab/x-d"));
+    CHECK(policy.can_write("/home/u/.cargo/registry/src/x/build.rs"));
     CHECK_FALSE(policy.can_write("/home/u/.cargo/config.toml"));
+    CHECK(find_seq(args, {"--bind", "/home/u/.cargo/registry", "/home/u/.cargo/registry"}) >
+          find_seq(args, {"--ro-bind", "/home/u/.cargo", "/home/u/.cargo"}));
     // The store's own folder and the variables, where a variable points there.
     CHECK(find_seq(args, {"--bind", kStore + "/own", "/.caretz/cache"}) >= 0);
     CHECK(find_seq(args, {"--setenv", "GOMODCACHE", "/.caretz/cache/go-mod"}) >= 0);
