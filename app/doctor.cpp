@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <paths.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include "app/settings_loader.h"
 #include "app/user_context.h"
 #include "escalation/audit_log.h"
+#include "escalation/refusal_detector.h"
 #include "hooks/shell_launch.h"
 #include "pty/pty.h"
 #include "pty/terminfo.h"
@@ -160,17 +162,20 @@ std::pair<DoctorCheck, DoctorCheck> check_session(const SandboxSpec& spec) {
 // The layer as sandboxes get it: its overlays mounted for a real process, as before bwrap.
 DoctorCheck check_cache_layer(const CacheLayer& layer) {
     const std::string name = "cache layer";
-    std::string served;
-    for (const auto& folder : layer.folders) served += (served.empty() ? "" : ", ") + folder;
-    for (const auto& [variable, value] : layer.variables)
-        served += (served.empty() ? "" : ", ") + variable;
+    auto listed = [](const auto& items, auto name_of_item) {
+        std::string out;
+        for (const auto& item : items) out += (out.empty() ? "" : ", ") + name_of_item(item);
+        return out;
+    };
+    const std::string folders = listed(layer.folders, [](const std::string& f) { return f; });
+    const std::string variables =
+        listed(layer.variables, [](const auto& variable) { return variable.first; });
     switch (layer.how) {
         case CacheLayer::How::none:
             return ok(name, "off in plan mode: nothing is writable but /tmp");
         case CacheLayer::How::variables:
-            return ok(name, "no overlay here (" + layer.without_overlay +
-                                "), so the tools' cache variables (" + served +
-                                ") point at a private folder of " + layer.store +
+            return ok(name, "no overlay here (" + layer.without_overlay + "), so " + variables +
+                                " point at a private folder of " + layer.store +
                                 "; sandboxed tools do not see what the host's caches hold");
         case CacheLayer::How::overlay:
             break;
@@ -181,10 +186,26 @@ DoctorCheck check_cache_layer(const CacheLayer& layer) {
         return problem(name,
                        "the overlay over the caches could not be mounted, so no sandbox "
                        "can start; caretz exec true shows why");
-    return ok(name, (served.empty() ? std::string("no cache folders on the host yet") : served) +
-                        ": seen in the sandbox with what the host's caches hold; what sandboxed "
-                        "commands write there stays in " +
-                        layer.store + " (the host's caches are never written)");
+    std::string detail =
+        folders.empty() ? "no cache folders on the host yet"
+                        : "overlays over " + folders + ": sandboxed commands see what they hold";
+    if (!variables.empty()) detail += "; " + variables + " point into the layer meanwhile";
+    return ok(name, detail + "; what sandboxed commands write there stays in " + layer.store +
+                        " (the host's caches are never written)");
+}
+
+// The user's session bus is hidden with /run like the system bus: `systemctl --user` and
+// `brew services` cannot reach it from the sandbox, and their failure gets the offer.
+DoctorCheck check_session_bus(const UserContext& user) {
+    const std::string socket = session_bus_socket(user.env);
+    struct stat st {};
+    if (socket.empty() || ::stat(socket.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode))
+        return ok("session bus", "none on this host" +
+                                     (socket.empty() ? std::string(" ($XDG_RUNTIME_DIR is not set)")
+                                                     : " (no socket at " + socket + ")"));
+    return ok("session bus", socket +
+                                 ": hidden from sandboxed commands; when one fails to reach it "
+                                 "(systemctl --user, brew services), the offer names it");
 }
 
 DoctorCheck check_audit_log(const UserContext& user) {
@@ -319,6 +340,7 @@ int run_doctor(const CommandLine& cl) {
     auto session_checks = std::async(std::launch::async, check_session, spec);
     report(check_audit_log(user));
     report(check_cache_layer(spec.policy.cache_layer));
+    report(check_session_bus(user));
     report(check_network_proxy(spec.policy));
     report(check_utmp());
     report(check_terminal(user));
