@@ -181,7 +181,7 @@ DoctorCheck check_cache_layer(const CacheLayer& layer) {
             break;
     }
     SpawnOptions options;
-    options.overlays = cache_overlays(layer);
+    options.overlays = cache_overlays(layer, ::getpid());
     if (!output_of({"/bin/true"}, options))
         return problem(name,
                        "the overlay over the caches could not be mounted, so no sandbox "

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
 #include "escalation/audit_log.h"
 #include "escalation/credential_fallbacks.h"
+#include "pty/signal_pipe.h"
 #include "pty/terminal.h"
 #include "sandbox/host_fs.h"
 #include "sandbox/network/network_forwarder.h"
@@ -136,9 +138,15 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     SandboxSpec spec;
     spec.policy = settings_policy(cl, settings, user);
     note_opened_caches(spec.policy, user, notes);
-    if (std::string problem = make_cache_store(spec.policy.cache_layer); !problem.empty()) {
+    if (std::string problem = make_cache_store(spec.policy.cache_layer, ::getpid());
+        !problem.empty()) {
         notes.push_back("caretz: the private cache layer is off: " + problem);
         spec.policy.cache_layer = {};
+    }
+    // Off the start's path; a one-shot exec may end first, and the next start goes on.
+    if (!spec.policy.cache_layer.folders.empty()) {
+        SignalsBlocked inherited;
+        std::thread(remove_stale_work_folders, spec.policy.cache_layer).detach();
     }
     phase_done("policy");
     // A one-shot `caretz exec` watches nothing unless an offer can follow, which shows what

@@ -1,11 +1,13 @@
 #include "sandbox/cache_layer.h"
 
+#include <signal.h>
 #include <sys/utsname.h>
 #include <sys/xattr.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -84,6 +86,10 @@ std::string path_key(const std::string& path) {
     return name_of(path) + "-" + hex;
 }
 
+std::string work_folder(pid_t instance) {
+    return "work." + std::to_string(instance);
+}
+
 }  // namespace
 
 std::string cache_store(const std::string& state_dir, const std::string& workspace) {
@@ -94,13 +100,13 @@ std::string cache_store_folder(const std::string& store, const std::string& fold
     return store + "/" + path_key(folder);
 }
 
-std::vector<OverlayMount> cache_overlays(const CacheLayer& layer) {
+std::vector<OverlayMount> cache_overlays(const CacheLayer& layer, pid_t instance) {
     std::vector<OverlayMount> overlays;
     if (layer.how != CacheLayer::How::overlay) return overlays;
     for (const auto& folder : layer.folders) {
         const std::string own = cache_store_folder(layer.store, folder);
-        overlays.push_back({folder, "lowerdir=" + folder + ",upperdir=" + own +
-                                        "/upper,workdir=" + own + "/work,userxattr"});
+        overlays.push_back({folder, "lowerdir=" + folder + ",upperdir=" + own + "/upper,workdir=" +
+                                        own + "/" + work_folder(instance) + ",userxattr"});
     }
     return overlays;
 }
@@ -167,7 +173,7 @@ std::string cache_opened_by(const std::string& root, const std::string& home,
     return "";
 }
 
-std::string make_cache_store(const CacheLayer& layer) {
+std::string make_cache_store(const CacheLayer& layer, pid_t instance) {
     if (layer.how == CacheLayer::How::none) return "";
     std::error_code error;
     auto make = [&](const std::string& folder) {
@@ -178,7 +184,7 @@ std::string make_cache_store(const CacheLayer& layer) {
     fs::permissions(layer.store, fs::perms::owner_all, error);
     for (const auto& folder : layer.folders) {
         const std::string own = cache_store_folder(layer.store, folder);
-        if (!make(own + "/upper") || !make(own + "/work"))
+        if (!make(own + "/upper") || !make(own + "/" + work_folder(instance)))
             return "cannot make " + own + ": " + error.message();
     }
     for (const auto& [variable, inside] : layer.variables) {
@@ -214,6 +220,23 @@ void open_folders(const fs::path& folder) {
 }
 
 }  // namespace
+
+void remove_stale_work_folders(const CacheLayer& layer) {
+    for (const auto& folder : layer.folders) {
+        std::error_code error;
+        for (fs::directory_iterator it(cache_store_folder(layer.store, folder), error), end;
+             !error && it != end; it.increment(error)) {
+            const std::string name = it->path().filename();
+            if (!name.starts_with("work.")) continue;
+            const auto pid = static_cast<pid_t>(std::atol(name.c_str() + 5));
+            // A process of this user that still runs may still have the overlay mounted.
+            if (pid <= 0 || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+            open_folders(it->path());
+            std::error_code ignored;
+            fs::remove_all(it->path(), ignored);
+        }
+    }
+}
 
 std::string clear_cache_store(const std::string& store) {
     std::error_code error;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -52,8 +54,12 @@ std::string cache_store(const std::string& state_dir, const std::string& workspa
 std::string cache_store_folder(const std::string& store, const std::string& folder);
 
 // The overlays that make the layer, for spawn_process to mount before bwrap starts (none
-// without CacheLayer::How::overlay).
-std::vector<OverlayMount> cache_overlays(const CacheLayer& layer);
+// without CacheLayer::How::overlay). An overlay leaves its work folder behind, and the next
+// mount over the same one removes it first: a slow rmdir on every sandbox's start, per folder
+// (bench/NOTES.md). So the sandboxes of each Caretz process use work folders of their own,
+// "work.PID" for `instance`, and those of ended processes go off the start's path
+// (remove_stale_work_folders).
+std::vector<OverlayMount> cache_overlays(const CacheLayer& layer, pid_t instance);
 
 // Why an overlay cannot be had here ("" when it can): the kernel (unprivileged overlayfs came
 // with Linux 5.11), user namespaces turned off, or a store on a file system without user
@@ -73,9 +79,12 @@ CacheLayer plan_cache_layer(const SandboxPolicy& policy, const HostFs& fs, const
 std::string cache_opened_by(const std::string& root, const std::string& home,
                             const Environment& env);
 
-// Makes the store's folders (private to the user) so that the layer can be mounted. Returns ""
-// or what could not be made.
-std::string make_cache_store(const CacheLayer& layer);
+// Makes the store's folders (private to the user) so that the layer can be mounted by the
+// sandboxes of process `instance`. Returns "" or what could not be made.
+std::string make_cache_store(const CacheLayer& layer, pid_t instance);
+
+// Removes the work folders that Caretz processes which have ended left in the store.
+void remove_stale_work_folders(const CacheLayer& layer);
 
 // The store's size on disk in bytes; 0 when it is missing.
 std::uintmax_t cache_store_size(const std::string& store);

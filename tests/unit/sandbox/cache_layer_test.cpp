@@ -1,7 +1,12 @@
 #include "sandbox/cache_layer.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
 
 #include "sandbox/bwrap_command.h"
 #include "sandbox/policy.h"
@@ -107,7 +112,7 @@ TEST_CASE("Without an overlay the tools' variables point into the store", "[cach
     CHECK(layer.variables.at("GOCACHE") == "/.caretz/cache/go-build");
     CHECK(layer.variables.at("npm_config_cache") == "/.caretz/cache/npm");
     CHECK(layer.variables.at("CCACHE_DIR") == "/.caretz/cache/ccache");
-    CHECK(cache_overlays(layer).empty());
+    CHECK(cache_overlays(layer, 42).empty());
 }
 
 TEST_CASE("Cache folders are bound writable over what protects them", "[cache_layer]") {
@@ -137,12 +142,12 @@ TEST_CASE("Each overlay lies over its folder with a store folder of its own", "[
     layer.how = CacheLayer::How::overlay;
     layer.store = kStore;
     layer.folders = {"/home/u/.cache", "/home/u/.npm"};
-    const auto overlays = cache_overlays(layer);
+    const auto overlays = cache_overlays(layer, 42);
     REQUIRE(overlays.size() == 2);
     const std::string own = cache_store_folder(kStore, "/home/u/.cache");
     CHECK(overlays[0].target == "/home/u/.cache");
-    CHECK(overlays[0].options ==
-          "lowerdir=/home/u/.cache,upperdir=" + own + "/upper,workdir=" + own + "/work,userxattr");
+    CHECK(overlays[0].options == "lowerdir=/home/u/.cache,upperdir=" + own +
+                                     "/upper,workdir=" + own + "/work.42,userxattr");
     CHECK(own != cache_store_folder(kStore, "/home/u/.npm"));
     // One store per workspace.
     CHECK(cache_store("/s", "/home/u/a") != cache_store("/s", "/home/u/b"));
@@ -154,4 +159,29 @@ TEST_CASE("A writable root that opens a cache is named", "[cache_layer]") {
     CHECK(cache_opened_by("/home/u/.cargo", "/home/u", {}) == "/home/u/.cargo/registry");
     CHECK(cache_opened_by("/home/u/.cache/pip", "/home/u", {}) == "/home/u/.cache");
     CHECK(cache_opened_by("/srv/data", "/home/u", {}).empty());
+}
+
+TEST_CASE("Work folders of ended processes are removed, live ones kept", "[cache_layer]") {
+    char made[] = "/tmp/caretz-cache-test-XXXXXX";
+    REQUIRE(::mkdtemp(made) != nullptr);
+    CacheLayer layer;
+    layer.how = CacheLayer::How::overlay;
+    layer.store = made;
+    layer.folders = {"/home/u/.cache"};
+    const pid_t ended = ::fork();
+    if (ended == 0) ::_exit(0);
+    ::waitpid(ended, nullptr, 0);
+    REQUIRE(make_cache_store(layer, ::getpid()).empty());
+    REQUIRE(make_cache_store(layer, ended).empty());
+    const std::string own = cache_store_folder(layer.store, "/home/u/.cache");
+    // The overlay leaves its work folder without permissions.
+    std::filesystem::create_directory(own + "/work." + std::to_string(ended) + "/work");
+    std::filesystem::permissions(own + "/work." + std::to_string(ended) + "/work",
+                                 std::filesystem::perms::none);
+    remove_stale_work_folders(layer);
+    CHECK(std::filesystem::exists(own + "/work." + std::to_string(::getpid())));
+    CHECK_FALSE(std::filesystem::exists(own + "/work." + std::to_string(ended)));
+    CHECK(std::filesystem::exists(own + "/upper"));
+    CHECK(clear_cache_store(made).empty());
+    CHECK_FALSE(std::filesystem::exists(made));
 }
