@@ -97,11 +97,12 @@ void note_opened_caches(const SandboxPolicy& policy, const UserContext& user,
     for (const auto& root : policy.writable) {
         if (root == policy.workspace) continue;
         const std::string cache = cache_opened_by(root, user.home, user.env);
-        if (!cache.empty())
-            notes.push_back("caretz: sandbox.writable opens " + root + ", which holds " + cache +
-                            ", a cache your tools run from on the host: what a sandboxed command "
-                            "puts there runs outside the sandbox later. Without it, the private "
-                            "cache layer gives sandboxed commands a writable cache of their own");
+        if (cache.empty()) continue;
+        const std::string what = cache == root ? root : root + ", which holds " + cache;
+        notes.push_back("caretz: sandbox.writable opens " + what +
+                        ", a cache your tools run from on the host: what a sandboxed command "
+                        "puts there runs outside the sandbox later. Without it, the private "
+                        "cache layer gives sandboxed commands a writable cache of their own");
     }
 }
 

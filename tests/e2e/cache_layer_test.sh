@@ -101,4 +101,13 @@ caretz_as_user /bin/bash "$ws" sandbox show
 size=$(grep -o '[0-9]* bytes' <<<"$OUT" | head -1)
 check "... and the layer holds only what that sandbox wrote" test "${size% bytes}" -lt 4096
 
+# Opening a cache to the sandbox by hand lets it write what the host runs later: Caretz says so.
+runuser -u "$E2E_USER" -- mkdir -p "$TEST_HOME/.config/caretz"
+echo '{"sandbox": {"writable": ["~/.cache"]}}' |
+    runuser -u "$E2E_USER" -- tee "$TEST_HOME/.config/caretz/config.json" >/dev/null
+in_sandbox "$ws" 'true'
+check "$MODE_NAME: sandbox.writable naming a cache folder warns" \
+    contains "$OUT" "sandbox.writable opens $TEST_HOME/.cache, a cache your tools run from on the host"
+rm -f "$TEST_HOME/.config/caretz/config.json"
+
 finish
