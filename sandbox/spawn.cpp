@@ -160,13 +160,12 @@ pid_t spawn_process(const std::vector<std::string>& argv, const SpawnOptions& op
 
     // The child runs in Caretz's memory until its exec, while this thread waits (vfork): no
     // copy of Caretz's page tables is made, which a fork would make only for exec to throw
-    // away. A child that mounts overlays first gets that copy (fork), so Caretz goes on with
-    // its own work while the child makes its namespaces. Signals stay blocked until the child
-    // has set its handlers to the defaults, so no handler of Caretz's runs in it.
+    // away. Signals stay blocked until the child has set its handlers to the defaults, so no
+    // handler of Caretz's runs in it.
     sigset_t all, mask;
     sigfillset(&all);
     ::pthread_sigmask(SIG_BLOCK, &all, &mask);
-    const pid_t pid = options.overlays.empty() ? ::vfork() : ::fork();
+    const pid_t pid = ::vfork();
     if (pid == 0) run_child(plan);
     const int vfork_errno = errno;
     ::pthread_sigmask(SIG_SETMASK, &mask, nullptr);

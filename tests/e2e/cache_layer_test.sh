@@ -34,6 +34,15 @@ user_sh 'mkdir -p ~/hostgo && cd ~/hostgo && printf "module hostgo\ngo 1.19\n" >
          echo "max_size = 1G" > ~/.cache/ccache/ccache.conf &&
          for d in ~/.cache ~/.cargo/registry ~/.npm; do echo host-entry > "$d/marker"; done'
 check "setup: the host's Go build cache is warm" test -d "$TEST_HOME/.cache/go-build"
+# cargo, offline: a crate in a local registry (as a company mirror would serve it), which a
+# build unpacks into ~/.cargo/registry/src, where the host has not unpacked it yet.
+user_sh 'cargo new --vcs none --lib -q ~/e2ecrate && cd ~/e2ecrate &&
+         cargo package --no-verify --allow-dirty --offline -q &&
+         mkdir -p ~/registry/index/e2/ec && cp target/package/e2ecrate-0.1.0.crate ~/registry/ &&
+         sum=$(sha256sum ~/registry/e2ecrate-0.1.0.crate | cut -d" " -f1) &&
+         printf "{\"name\":\"e2ecrate\",\"vers\":\"0.1.0\",\"deps\":[],\"cksum\":\"%s\",\"features\":{},\"yanked\":false}\n" "$sum" \
+             > ~/registry/index/e2/ec/e2ecrate'
+check "setup: a crate in a local registry" test -s "$TEST_HOME/registry/index/e2/ec/e2ecrate"
 before=$(snapshot)
 
 # A Go program the host never built: its build needs new entries in Go's build cache. In a
@@ -46,6 +55,15 @@ in_sandbox "$ws" 'go build -o app . && ./app'
 check "$MODE_NAME: go build that needs new cache entries works" test "$RC" -eq 0
 check "... and the program runs" contains "$OUT" "BUILT IN THE SANDBOX"
 check "... with no refusal of a cache file" not_contains "$OUT" "read-only file system"
+
+runuser -u "$E2E_USER" -- bash -c "cd '$ws' && cargo new --vcs none -q rustapp &&
+    echo 'e2ecrate = \"0.1.0\"' >> rustapp/Cargo.toml && mkdir rustapp/.cargo &&
+    printf '[source.crates-io]\nreplace-with = \"local\"\n[source.local]\nlocal-registry = \"%s\"\n' '$TEST_HOME/registry' > rustapp/.cargo/config.toml"
+in_sandbox "$ws/rustapp" 'cargo build --offline && ls ~/.cargo/registry/src/*/'
+check "$MODE_NAME: cargo build that unpacks a new crate into ~/.cargo/registry works" \
+    test "$RC" -eq 0
+check "... the crate is unpacked in the sandbox's view" contains "$OUT" "e2ecrate-0.1.0"
+check "... not in the host's registry" test ! -e "$TEST_HOME/.cargo/registry/src"
 
 in_sandbox "$ws" 'cat ~/.cache/marker ~/.cargo/registry/marker ~/.npm/marker'
 check "$MODE_NAME: the sandbox sees what the host's caches hold" \
