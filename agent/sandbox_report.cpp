@@ -71,6 +71,11 @@ std::string report_text(const SandboxReport& report) {
              shown_escaped(h.source) + "]\n";
     t += section("Sealed (nothing can be made at their top):", report.sealed);
     t += section("Hidden (they look missing):", report.hidden);
+    t += setting("Private cache layer", report.cache_layer);
+    if (!report.cache_store.empty())
+        t += "  " + shown_escaped(report.cache_store) +
+             (report.cache_size ? ", " + std::to_string(*report.cache_size) + " bytes" : "") + "\n";
+    t += section("Caches through the layer (the sandbox's writes stay in it):", report.caches);
     if (!report.visible.empty()) t += section("Hidden by default, given back:", report.visible);
     t += section("Environment added:", report.env_added);
     t += section("Environment removed:", report.env_removed);
@@ -112,6 +117,13 @@ std::string report_json(const SandboxReport& report) {
         {"host_run", host_run},
         {"sealed", sourced_list(report.sealed)},
         {"hidden", sourced_list(report.hidden)},
+        {"cache_layer",
+         {{"value", report.cache_layer.value},
+          {"source", report.cache_layer.source},
+          {"store", report.cache_store},
+          {"size",
+           report.cache_size ? nlohmann::json(*report.cache_size) : nlohmann::json(nullptr)},
+          {"caches", sourced_list(report.caches)}}},
         {"visible", sourced_list(report.visible)},
         {"env_added", sourced_list(report.env_added)},
         {"env_removed", sourced_list(report.env_removed)},

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,13 @@ struct SandboxReport {
     // Folders in writable roots whose top is read-only (nothing can be made there).
     std::vector<SourcedValue> sealed;
     std::vector<SourcedValue> hidden;
+    // The private cache layer (sandbox/cache_layer.h): how it is made ("overlay",
+    // "variables", "off"), its store and the size of what it holds (only `caretz sandbox show`
+    // measures it), and the caches it serves (folders, or NAME=value for tools' variables).
+    SourcedValue cache_layer;
+    std::string cache_store;
+    std::optional<std::uintmax_t> cache_size;
+    std::vector<SourcedValue> caches;
     std::vector<SourcedValue> visible;      // credential stores given back
     std::vector<SourcedValue> env_added;    // NAME=value
     std::vector<SourcedValue> env_removed;  // NAME

@@ -186,10 +186,18 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
         "Show the sandbox for this folder: writable, read-only and hidden paths, environment, "
         "network, Docker, plan mode and profile, each with the config file or flag that set it");
     sandbox->require_subcommand(1);
+    CLI::App* cache = app.add_subcommand(
+        "cache", "The private cache layer: caretz cache clear empties this folder's");
+    CLI::App* cache_clear = cache->add_subcommand(
+        "clear",
+        "Empty the private cache layer of this folder's sandboxes: later sandboxes see the "
+        "host's caches as they are");
+    cache->require_subcommand(1);
     // Options may come before or after the subcommand's name.
     add_shared_options(*exec, cl, timeout);
     add_shared_options(*acp, cl, timeout);
     add_shared_options(*sandbox_show, cl, timeout);
+    add_shared_options(*cache_clear, cl, timeout);
     CLI::App* doctor = app.add_subcommand(
         "doctor", "Check what Caretz needs here, one line each, with the fix for each problem");
     add_shared_options(*doctor, cl, timeout);
@@ -234,6 +242,8 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
         cl.mode = Mode::acp;
     } else if (sandbox_show->parsed()) {
         cl.mode = Mode::sandbox_show;
+    } else if (cache_clear->parsed()) {
+        cl.mode = Mode::cache_clear;
     } else if (doctor->parsed()) {
         cl.mode = Mode::doctor;
     } else if (completions->parsed()) {

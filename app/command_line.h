@@ -8,9 +8,9 @@
 
 namespace caretz {
 
-// sandbox_show: `caretz sandbox show`; doctor: `caretz doctor`; profiles: the profile names
-// for a shell's completion.
-enum class Mode { repl, exec, acp, sandbox_show, doctor, profiles };
+// sandbox_show: `caretz sandbox show`; cache_clear: `caretz cache clear`; doctor: `caretz
+// doctor`; profiles: the profile names for a shell's completion.
+enum class Mode { repl, exec, acp, sandbox_show, cache_clear, doctor, profiles };
 
 // Everything the command line said, before config files are read.
 struct CommandLine {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <paths.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -19,11 +20,13 @@
 #include "app/settings_loader.h"
 #include "app/user_context.h"
 #include "escalation/audit_log.h"
+#include "escalation/refusal_detector.h"
 #include "hooks/shell_launch.h"
 #include "pty/pty.h"
 #include "pty/terminfo.h"
 #include "pty/utmp_record.h"
 #include "sandbox/bwrap_command.h"
+#include "sandbox/cache_layer.h"
 #include "sandbox/network/network_proxy.h"
 #include "sandbox/preflight.h"
 #include "sandbox/sandbox_session.h"
@@ -154,6 +157,55 @@ std::pair<DoctorCheck, DoctorCheck> check_session(const SandboxSpec& spec) {
                                 e.what() + "; see what it prints with: caretz exec true";
         return {problem("shell start", why), problem("hooks", "not tried (see above)")};
     }
+}
+
+// The layer as sandboxes get it: its overlays mounted for a real process, as before bwrap.
+DoctorCheck check_cache_layer(const CacheLayer& layer) {
+    const std::string name = "cache layer";
+    auto listed = [](const auto& items, auto name_of_item) {
+        std::string out;
+        for (const auto& item : items) out += (out.empty() ? "" : ", ") + name_of_item(item);
+        return out;
+    };
+    const std::string folders = listed(layer.folders, [](const std::string& f) { return f; });
+    const std::string variables =
+        listed(layer.variables, [](const auto& variable) { return variable.first; });
+    switch (layer.how) {
+        case CacheLayer::How::none:
+            return ok(name, "off in plan mode: nothing is writable but /tmp");
+        case CacheLayer::How::variables:
+            return ok(name, "no overlay here (" + layer.without_overlay + "), so " + variables +
+                                " point at a private folder of " + layer.store +
+                                "; sandboxed tools do not see what the host's caches hold");
+        case CacheLayer::How::overlay:
+            break;
+    }
+    SpawnOptions options;
+    options.overlays = cache_overlays(layer, ::getpid());
+    if (!output_of({"/bin/true"}, options))
+        return problem(name,
+                       "the overlay over the caches could not be mounted, so no sandbox "
+                       "can start; caretz exec true shows why");
+    std::string detail =
+        folders.empty() ? "no cache folders on the host yet"
+                        : "overlays over " + folders + ": sandboxed commands see what they hold";
+    if (!variables.empty()) detail += "; " + variables + " point into the layer meanwhile";
+    return ok(name, detail + "; what sandboxed commands write there stays in " + layer.store +
+                        " (the host's caches are never written)");
+}
+
+// The user's session bus is hidden with /run like the system bus: `systemctl --user` and
+// `brew services` cannot reach it from the sandbox, and their failure gets the offer.
+DoctorCheck check_session_bus(const UserContext& user) {
+    const std::string socket = session_bus_socket(user.env);
+    struct stat st {};
+    if (socket.empty() || ::stat(socket.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode))
+        return ok("session bus", "none on this host" +
+                                     (socket.empty() ? std::string(" ($XDG_RUNTIME_DIR is not set)")
+                                                     : " (no socket at " + socket + ")"));
+    return ok("session bus", socket +
+                                 ": hidden from sandboxed commands; when one fails to reach it "
+                                 "(systemctl --user, brew services), the offer names it");
 }
 
 DoctorCheck check_audit_log(const UserContext& user) {
@@ -287,6 +339,8 @@ int run_doctor(const CommandLine& cl) {
     SandboxSpec spec = sandbox_spec_for(cl, settings, user);
     auto session_checks = std::async(std::launch::async, check_session, spec);
     report(check_audit_log(user));
+    report(check_cache_layer(spec.policy.cache_layer));
+    report(check_session_bus(user));
     report(check_network_proxy(spec.policy));
     report(check_utmp());
     report(check_terminal(user));

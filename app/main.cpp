@@ -19,6 +19,7 @@
 #include "app/user_context.h"
 #include "pty/fd_io.h"
 #include "pty/signal_pipe.h"
+#include "sandbox/cache_layer.h"
 #include "sandbox/phase_times.h"
 #include "sandbox/spawn.h"
 
@@ -80,6 +81,20 @@ int run_sandbox_show(const CommandLine& cl, const Settings& settings) {
     return 0;
 }
 
+// `caretz cache clear`: empties this folder's private cache layer.
+int run_cache_clear() {
+    const UserContext user = current_user_context();
+    const std::string store = workspace_cache_store(user);
+    const std::uintmax_t size = cache_store_size(store);
+    if (std::string problem = clear_cache_store(store); !problem.empty()) {
+        std::fprintf(stderr, "caretz: %s\n", problem.c_str());
+        return 1;
+    }
+    std::printf("caretz: emptied the private cache layer of %s (%ju bytes) in %s\n",
+                user.cwd.c_str(), size, store.c_str());
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,6 +103,7 @@ int main(int argc, char** argv) {
     const CommandLine& cl = std::get<CommandLine>(parsed);
     if (cl.mode == Mode::profiles) return print_profile_names(cl);
     // The modes left start sandboxes, all but `sandbox show`, which only describes one.
+    if (cl.mode == Mode::cache_clear) return run_cache_clear();
     if (cl.mode != Mode::sandbox_show) hold_inside_executable();
     if (cl.mode == Mode::doctor) return run_doctor(cl);
     auto settings = settings_or_complaint(cl);
@@ -100,8 +116,9 @@ int main(int argc, char** argv) {
             return run_acp(cl, *settings);
         case Mode::sandbox_show:
             return run_sandbox_show(cl, *settings);
-        case Mode::doctor:    // both read the config themselves (above), so that a config
-        case Mode::profiles:  // error is theirs to report
+        case Mode::cache_clear:  // done above: it reads no config
+        case Mode::doctor:       // both read the config themselves (above), so that a config
+        case Mode::profiles:     // error is theirs to report
         case Mode::repl:
             break;
     }

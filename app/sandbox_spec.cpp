@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
 #include "escalation/audit_log.h"
 #include "escalation/credential_fallbacks.h"
+#include "pty/signal_pipe.h"
 #include "pty/terminal.h"
 #include "sandbox/host_fs.h"
 #include "sandbox/network/network_forwarder.h"
@@ -65,6 +67,18 @@ void note_ignored_workspace_config(const std::string& workspace, std::vector<std
                     kMachineConfigPath);
 }
 
+// The private cache layer of the policy's workspace (sandbox/cache_layer.h). Whether an
+// overlay can be had is probed on Caretz's state folder, where the store lies, or on the home
+// before that folder is made.
+CacheLayer cache_layer_for(const SandboxPolicy& policy, const UserContext& user) {
+    const std::string state_dir = state_dir_of(user.home);
+    std::error_code ignored;
+    const std::string probed =
+        std::filesystem::is_directory(state_dir, ignored) ? state_dir : user.home;
+    return plan_cache_layer(policy, RealHostFs(), user.env, workspace_cache_store(user),
+                            overlay_unavailable_reason(probed));
+}
+
 // The policy the settings and flags make, before the search for repositories.
 SandboxPolicy settings_policy(const CommandLine& cl, const Settings& settings,
                               const UserContext& user) {
@@ -72,10 +86,32 @@ SandboxPolicy settings_policy(const CommandLine& cl, const Settings& settings,
     policy_settings.read_only = cl.plan;
     SandboxPolicy policy = make_policy(policy_settings, user.home, user.cwd, user.env);
     protect_home_configuration(policy, RealHostFs());
+    policy.cache_layer = cache_layer_for(policy, user);
     return policy;
 }
 
+// A writable root that opens a tool's cache lets a sandboxed command put there what the host
+// runs later (a crate's build.rs, a `.pth` in a Python environment): the layer would have
+// kept those writes to the sandbox.
+void note_opened_caches(const SandboxPolicy& policy, const UserContext& user,
+                        std::vector<std::string>& notes) {
+    for (const auto& root : policy.writable) {
+        if (root == policy.workspace) continue;
+        const std::string cache = cache_opened_by(root, user.home, user.env);
+        if (cache.empty()) continue;
+        const std::string what = cache == root ? root : root + ", which holds " + cache;
+        notes.push_back("caretz: sandbox.writable opens " + what +
+                        ", a cache your tools run from on the host: what a sandboxed command "
+                        "puts there runs outside the sandbox later. Without it, the private "
+                        "cache layer gives sandboxed commands a writable cache of their own");
+    }
+}
+
 }  // namespace
+
+std::string workspace_cache_store(const UserContext& user) {
+    return cache_store(state_dir_of(user.home), absolute_path(user.cwd, "/", user.home));
+}
 
 SandboxPolicy effective_policy(const CommandLine& cl, const Settings& settings,
                                const UserContext& user) {
@@ -102,6 +138,17 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     note_ignored_workspace_config(user.cwd, notes);
     SandboxSpec spec;
     spec.policy = settings_policy(cl, settings, user);
+    note_opened_caches(spec.policy, user, notes);
+    if (std::string problem = make_cache_store(spec.policy.cache_layer, ::getpid());
+        !problem.empty()) {
+        notes.push_back("caretz: the private cache layer is off: " + problem);
+        spec.policy.cache_layer = {};
+    }
+    // Off the start's path; a one-shot exec may end first, and the next start goes on.
+    if (!spec.policy.cache_layer.folders.empty()) {
+        SignalsBlocked inherited;
+        std::thread(remove_stale_work_folders, spec.policy.cache_layer).detach();
+    }
     phase_done("policy");
     // A one-shot `caretz exec` watches nothing unless an offer can follow, which shows what
     // the sandboxed attempt changed, and then only a tree of few folders.
@@ -180,6 +227,33 @@ std::string on_off(bool on) {
     return on ? "on" : "off";
 }
 
+// The store's size is measured for `caretz sandbox show` only: a large cache takes a while to
+// walk, which a session's start should not wait for.
+void report_cache_layer(const CacheLayer& layer, bool measure, SandboxReport& r) {
+    switch (layer.how) {
+        case CacheLayer::How::none:
+            r.cache_layer = {"off (plan mode)", "built in"};
+            return;
+        case CacheLayer::How::overlay:
+            r.cache_layer = {"overlay: the host's caches below, the sandbox's writes in the store",
+                             "built in"};
+            break;
+        case CacheLayer::How::variables:
+            r.cache_layer = {
+                "tools' cache variables point at the store, since no overlay can be "
+                "had: " +
+                    layer.without_overlay,
+                "built in"};
+            break;
+    }
+    r.cache_store = layer.store;
+    if (measure) r.cache_size = cache_store_size(layer.store);
+    for (const auto& folder : layer.folders)
+        r.caches.push_back({folder, "built in: seen with what the host's cache holds"});
+    for (const auto& [name, value] : layer.variables)
+        r.caches.push_back({name + "=" + value, "built in: a private folder of the store"});
+}
+
 }  // namespace
 
 SandboxReport sandbox_report_for(const CommandLine& cl, const Settings& settings,
@@ -227,6 +301,7 @@ SandboxReport sandbox_report_for(const CommandLine& cl, const Settings& settings
                                    ? source_of(settings, "sandbox.hidden")
                                    : "built in"});
     r.visible = sourced(settings.sandbox.visible, source_of(settings, "sandbox.visible"));
+    report_cache_layer(policy.cache_layer, cl.mode == Mode::sandbox_show, r);
 
     for (const auto& [name, value] : policy.env_overlay)
         r.env_added.push_back({name + "=" + value, source_of(settings, "sandbox.env")});

@@ -19,6 +19,9 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
 SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
                              const UserContext& user, std::vector<std::string>& notes);
 
+// The store of the private cache layer for the user's workspace (sandbox/cache_layer.h).
+std::string workspace_cache_store(const UserContext& user);
+
 // The policy for the workspace after config, profile and flags, with the repositories found
 // in its writable roots protected; reads the host and changes nothing on it.
 SandboxPolicy effective_policy(const CommandLine& cl, const Settings& settings,

@@ -368,6 +368,44 @@ std::optional<PathError> parse_path_error(std::string_view line, std::string_vie
     return std::nullopt;
 }
 
+std::vector<std::string> quoted_paths(std::string_view line) {
+    std::vector<std::string> paths;
+    // cargo quotes with a backtick on both sides, which kQuotes (GNU's `x') does not pair.
+    for (std::size_t open = line.find('`'); open != std::string_view::npos;) {
+        const std::size_t close = line.find('`', open + 1);
+        if (close == std::string_view::npos) break;
+        const std::string_view inner = line.substr(open + 1, close - open - 1);
+        if (starts_like_path(inner)) paths.emplace_back(inner);
+        open = line.find('`', close + 1);
+    }
+    for (const auto& q : quoted_strings(line))
+        if (starts_like_path(q.inner) && !is_url(q.inner)) paths.emplace_back(q.inner);
+    return paths;
+}
+
+std::optional<PathError> parse_pathless_error(std::string_view line) {
+    // Tools' own words for a write that failed, with the path in quotes or nowhere.
+    static constexpr std::array<std::string_view, 3> kOwnWords = {
+        "Failure writing output to destination",  // curl -o
+        "unable to open database",                // sqlite3
+        "attempt to write a readonly database",   // sqlite3 on a read-only file
+    };
+    for (const auto words : kOwnWords)
+        if (contains(line, words)) return PathError{ErrorCode::eacces, quoted_paths(line), false};
+    std::string_view text = trim(line);
+    for (const std::string_view prefix : {"Caused by:", "caused by:", "Error:", "error:"})
+        if (text.starts_with(prefix)) text = trim(text.substr(prefix.size()));
+    for (const auto& phrase : kPhrases) {
+        if (!text.starts_with(phrase.text)) continue;
+        const std::string_view rest = text.substr(phrase.text.size());
+        // Rust's " (os error 30)", perl's " at -e line 1.", or nothing.
+        if (rest.empty() || rest == "." || rest.starts_with(" (os error ") ||
+            rest.starts_with(" at "))
+            return PathError{phrase.code, {}, false};
+    }
+    return std::nullopt;
+}
+
 std::optional<std::string> parse_docker_unreachable(std::string_view line) {
     for (const std::string_view marker :
          {"Cannot connect to the Docker daemon at ", "failed to connect to the docker API at ",
@@ -382,24 +420,36 @@ std::optional<std::string> parse_docker_unreachable(std::string_view line) {
     constexpr std::string_view kDial = "dial unix ";
     if (const std::size_t pos = line.find(kDial); pos != std::string_view::npos) {
         const std::string_view socket = word_at(line, pos + kDial.size());
-        if (socket.ends_with("/docker.sock")) return std::string(socket);
+        if (socket.ends_with("/docker.sock") || socket.ends_with("/podman.sock"))
+            return std::string(socket);
     }
     return std::nullopt;
 }
 
-std::optional<std::string> parse_bus_unreachable(std::string_view line) {
-    // A session bus is the user's own, never the system bus the sandbox hides.
-    if (contains(line, "DBUS_SESSION_BUS_ADDRESS") || contains(line, "No medium found") ||
-        contains(line, "user scope bus") || contains(line, "\"session\" message bus"))
-        return std::nullopt;
+std::optional<UnreachableBus> parse_bus_unreachable(std::string_view line) {
+    using Which = UnreachableBus::Which;
     const std::string socket = named_socket(line);
-    if (contains(line, kSocketFailure) && socket.ends_with("/system_bus_socket")) return socket;
+    // systemd's "user scope bus" and "No medium found" (no $XDG_RUNTIME_DIR), gdbus's and
+    // dconf's autolaunch complaints, dbus-send's "session" message bus.
     for (const std::string_view marker :
-         {"Failed to connect to bus: ", "Failed to connect to system scope bus",
-          "Failed to create bus connection: ", "Failed to get D-Bus connection: ",
-          "Error connecting: Could not connect: ", "Could not create NMClient object: ",
+         {"user scope bus", "No medium found", "\"session\" message bus",
+          "DBUS_SESSION_BUS_ADDRESS", "Cannot autolaunch D-Bus"}) {
+        if (contains(line, marker)) return UnreachableBus{Which::session, socket};
+    }
+    if (contains(line, kSocketFailure))
+        return socket.ends_with("/system_bus_socket")
+                   ? std::optional(UnreachableBus{Which::system, socket})
+               : socket.ends_with("/bus") ? std::optional(UnreachableBus{Which::session, socket})
+                                          : std::nullopt;
+    for (const std::string_view marker :
+         {"Failed to connect to system scope bus", "Could not create NMClient object: ",
           "Failed to open connection to \"system\" message bus"}) {
-        if (contains(line, marker)) return socket;
+        if (contains(line, marker)) return UnreachableBus{Which::system, socket};
+    }
+    for (const std::string_view marker :
+         {"Failed to connect to bus: ", "Failed to create bus connection: ",
+          "Failed to get D-Bus connection: ", "Error connecting: Could not connect: "}) {
+        if (contains(line, marker)) return UnreachableBus{Which::either, socket};
     }
     return std::nullopt;
 }

@@ -30,13 +30,31 @@ struct PathError {
 // (publickey)" or "socket: Operation not permitted", report none.
 std::optional<PathError> parse_path_error(std::string_view line, std::string_view previous = {});
 
+// An error a line reports without the path beside its errno (DESIGN.md section 5, shapes
+// beyond "P: errno"): the errno's words alone, or on a chained line ("Caused by:", cargo's
+// "Read-only file system (os error 30)", perl's die "$!" with " at -e line 1."), or a tool's
+// own words for a failed write ("Failure writing output to destination", "unable to open
+// database"). `paths` holds the paths the line names in quotes (often none): the subject is
+// then found on a line above (quoted_paths) or in the command line.
+std::optional<PathError> parse_pathless_error(std::string_view line);
+
+// The paths a line names in quotes or backticks ("failed to create directory `P`"), for a
+// chained error whose errno comes a few lines below.
+std::vector<std::string> quoted_paths(std::string_view line);
+
 // The Unix socket of a Docker daemon the line says is unreachable ("" when the message names
 // none), or nullopt when it says no such thing or the daemon is reached over the network.
 std::optional<std::string> parse_docker_unreachable(std::string_view line);
 
-// The socket of a system bus the line says is unreachable ("" when the message names none), or
-// nullopt when it says no such thing or is about a user's session bus.
-std::optional<std::string> parse_bus_unreachable(std::string_view line);
+// A D-Bus bus a line says is unreachable: the system bus, the user's session bus, or either
+// (the message does not say, as systemctl's "Failed to connect to bus: ..."; the command
+// does), and its socket ("" when the message names none).
+struct UnreachableBus {
+    enum class Which { system, session, either };
+    Which which;
+    std::string socket;
+};
+std::optional<UnreachableBus> parse_bus_unreachable(std::string_view line);
 
 enum class SudoEvidence {
     none,

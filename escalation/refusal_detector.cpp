@@ -23,7 +23,7 @@ constexpr std::size_t kMaxSudoRefusals = 8;
 // Words that every evidence line contains. Each is cut to start at a letter that is rare in
 // ordinary output, so that find(), which looks for the first letter, stops less often; that also
 // makes "Permission denied" and Go's "permission denied" match alike.
-constexpr std::array<std::string_view, 11> kEvidenceWords = {
+constexpr std::array<std::string_view, 15> kEvidenceWords = {
     "-only file",         // Read-only file system (EROFS)
     "mission denied",     // Permission denied (EACCES)
     "permitted",          // Operation not permitted (EPERM)
@@ -35,15 +35,21 @@ constexpr std::array<std::string_view, 11> kEvidenceWords = {
     "ocker",              // the Docker daemon
     "connect",            // gdbus and NetworkManager: Could not connect
     "API version",        // docker-compose 1.x
+    "ailed to",           // a chained error's first line: cargo's "failed to create directory"
+    "nable to",           // sqlite3: unable to open database
+    "ailure writing",     // curl: Failure writing output to destination
+    "readonly database",  // sqlite3: attempt to write a readonly database
 };
 
 // Cheap enough for every line of output: every evidence line has a colon, or the error in
 // brackets (ssh-keygen's "Could not create directory '/x' (Read-only file system)."), which
 // memchr finds fast, so most lines without either are skipped before any word search.
 bool may_be_evidence(std::string_view line) {
-    if (line.empty() || (std::memchr(line.data(), ':', line.size()) == nullptr &&
-                         std::memchr(line.data(), '(', line.size()) == nullptr))
-        return false;
+    if (line.empty()) return false;
+    // perl's die "$!\n" prints the errno's words alone.
+    if (std::memchr(line.data(), ':', line.size()) == nullptr &&
+        std::memchr(line.data(), '(', line.size()) == nullptr)
+        return parse_pathless_error(line).has_value();
     const std::size_t text = line.find_first_not_of(" \t");
     if (text != std::string_view::npos && line.substr(text).starts_with("sudo: ")) return true;
     for (const auto word : kEvidenceWords)
@@ -77,9 +83,13 @@ public:
           cwd_(absolute_path(ctx.cwd.empty() ? ctx.policy.workspace : ctx.cwd, "/",
                              ctx.policy.home)) {}
 
-    void line(std::string_view text, std::string_view previous) {
+    // `number` is the line's in the output: a chained error's errno comes a few lines below
+    // the line that names the path.
+    void line(std::string_view text, std::string_view previous, std::uint64_t number) {
         if (docker_line(text) || bus_line(text) || sudo_line(text)) return;
-        if (failed_ && !fallback_line(text)) path_line(text, previous);
+        if (!failed_ || fallback_line(text)) return;
+        if (!path_line(text, previous)) pathless_line(text, number);
+        if (auto paths = quoted_paths(text); !paths.empty()) named_above_ = {number, paths};
     }
 
     std::vector<Refusal> take() { return std::move(refusals_); }
@@ -96,17 +106,32 @@ private:
     }
 
     std::string fallback_docker_socket() const {
-        if (ctx_.docker_host.empty()) return std::string(kDefaultDockerSocket);
+        if (ctx_.docker_host.empty()) {
+            // Rootless Docker and Podman keep their sockets in the user's runtime folder.
+            const std::string runtime = variable_in(ctx_.env, "XDG_RUNTIME_DIR");
+            if (!ctx_.host.is_socket(std::string(kDefaultDockerSocket)) && runtime.starts_with('/'))
+                for (const char* rootless : {"/docker.sock", "/podman/podman.sock"})
+                    if (ctx_.host.is_socket(runtime + rootless)) return runtime + rootless;
+            return std::string(kDefaultDockerSocket);
+        }
         constexpr std::string_view kUnix = "unix://";
         if (ctx_.docker_host.starts_with(kUnix)) return ctx_.docker_host.substr(kUnix.size());
         return {};  // a daemon over the network is no socket of the host's
     }
 
+    // The offer says which bus: the user's session bus is where `systemctl --user` (and
+    // `brew services` on Linux) reach the user's own services.
     bool bus_line(std::string_view text) {
-        const auto socket = parse_bus_unreachable(text);
-        if (!socket) return false;
-        const std::string path = socket->empty() ? ctx_.system_bus_socket : *socket;
-        if (ctx_.host.is_socket(path)) add(RefusalKind::bus, path, text);
+        using Which = UnreachableBus::Which;
+        const auto bus = parse_bus_unreachable(text);
+        if (!bus) return false;
+        const bool session = bus->which == Which::session ||
+                             (bus->which == Which::either && uses_session_bus(ctx_.command));
+        const std::string path = !bus->socket.empty() ? bus->socket
+                                 : session            ? session_bus_socket(ctx_.env)
+                                                      : ctx_.system_bus_socket;
+        if (!path.empty() && ctx_.host.is_socket(path))
+            add(RefusalKind::bus, path, text, session ? "your session bus" : "the system bus");
         return true;
     }
 
@@ -181,19 +206,16 @@ private:
     }
 
     // Paths count only when the command failed, so a search that prints refusal text and
-    // succeeds keeps its result.
-    void path_line(std::string_view text, std::string_view previous) {
+    // succeeds keeps its result. False when the line reports no path error.
+    bool path_line(std::string_view text, std::string_view previous) {
         const auto error = parse_path_error(text, previous);
-        if (!error) return;
+        if (!error) return false;
         bool sandbox_refuses = false;
         for (const auto& printed : error->paths) {
             const std::string path = resolve(printed);
-            if (error->code == ErrorCode::enoent
-                    ? hidden_by_sandbox(path) || (error->creating && made_in_hidden(path))
-                    : write_refused(path)) {
-                add(error->code == ErrorCode::enoent ? RefusalKind::hidden : RefusalKind::write,
-                    path, text);
-                return;
+            if (refused(*error, path)) {
+                add_path_refusal(*error, path, text);
+                return true;
             }
             sandbox_refuses = sandbox_refuses || !ctx_.policy.can_write(path);
         }
@@ -201,15 +223,62 @@ private:
         // into one was printed by a program that works elsewhere (`tar -C DIR`, `make -C DIR`,
         // a `cd`). Only when no path of the line is refused as it reads (npm's symlink from the
         // workspace into /usr, which the host refuses too, is explained by /usr).
-        if (error->code != ErrorCode::erofs || sandbox_refuses) return;
+        if (error->code != ErrorCode::erofs || sandbox_refuses) return true;
         for (const auto& printed : error->paths) {
             if (!is_relative(printed) || !ctx_.policy.can_write(resolve(printed))) continue;
             const std::string where = where_relative_points(printed);
             // Where the command does not say, the host cannot be asked either.
             if (is_relative(where) || ctx_.host.may_write(where))
                 add(RefusalKind::write, where, text);
-            return;
+            return true;
         }
+        return true;
+    }
+
+    // An error without the path beside its errno: the path is the one the line quotes, else
+    // the one a line just above names (a chained error), else the one path of the command
+    // line that the sandbox refuses; several such paths leave it unknown, and unasked.
+    void pathless_line(std::string_view text, std::uint64_t number) {
+        auto error = parse_pathless_error(text);
+        if (!error) return;
+        if (error->paths.empty() && named_above_ && number - named_above_->first <= kChainLines)
+            error->paths = named_above_->second;
+        std::vector<std::string> candidates;
+        for (const auto& printed : error->paths) candidates.push_back(resolve(printed));
+        if (error->paths.empty())
+            for (const auto& printed : named_paths(ctx_.command))
+                candidates.push_back(resolve(printed));
+        std::optional<std::string> subject;
+        for (const auto& path : candidates) {
+            if (!refused(*error, path) || path == subject) continue;
+            if (subject && error->paths.empty()) return;  // the command names two
+            if (!subject) subject = path;
+        }
+        if (subject) add_path_refusal(*error, *subject, text);
+    }
+
+    bool refused(const PathError& error, const std::string& path) const {
+        if (error.code == ErrorCode::enoent)
+            return hidden_by_sandbox(path) || (error.creating && made_in_hidden(path));
+        return write_refused(path);
+    }
+
+    // A refused write to a hidden path (gpg making its home or its lock there, ssh-keygen its
+    // folder) is one refusal of the hidden path itself, whatever the tool tried there.
+    void add_path_refusal(const PathError& error, std::string path, std::string_view text) {
+        if (error.code != ErrorCode::enoent) {
+            if (!ctx_.policy.is_hidden(path)) {
+                add(RefusalKind::write, path, text);
+                return;
+            }
+            for (const auto& h : ctx_.policy.hidden)
+                if (path_within(path, h) && h.size() < path.size()) path = h;
+        }
+        for (const auto& r : refusals_)
+            if (r.kind == RefusalKind::hidden &&
+                (path_within(path, r.subject) || path_within(r.subject, path)))
+                return;
+        add(RefusalKind::hidden, path, text);
     }
 
     static bool is_relative(const std::string& printed) {
@@ -271,12 +340,18 @@ private:
         return absolute_path(printed, base, ctx_.policy.home);
     }
 
-    void add(RefusalKind kind, const std::string& subject, std::string_view text) {
+    void add(RefusalKind kind, const std::string& subject, std::string_view text,
+             std::string origin = {}) {
         for (const auto& r : refusals_)
             if (r.kind == kind && r.subject == subject) return;
-        refusals_.push_back({kind, subject, evidence_text(text)});
+        refusals_.push_back({kind, subject, evidence_text(text), std::move(origin)});
     }
 
+    // How far below the line that names the path a chained errno may come (cargo: the path,
+    // an empty line, "Caused by:", the errno).
+    static constexpr std::uint64_t kChainLines = 4;
+    // The last line that named paths in quotes, and its number.
+    std::optional<std::pair<std::uint64_t, std::vector<std::string>>> named_above_;
     const DetectionContext& ctx_;
     const bool failed_;
     const std::vector<const ProgramRun*> sudo_runs_;
@@ -328,7 +403,8 @@ std::vector<Refusal> RefusalDetector::finish(const DetectionContext& ctx) const 
     const Candidate* previous = nullptr;
     for (const Candidate* c : in_order()) {
         const bool adjacent = previous && previous->number + 1 == c->number;
-        collector.line(c->text, adjacent ? std::string_view(previous->text) : std::string_view());
+        collector.line(c->text, adjacent ? std::string_view(previous->text) : std::string_view(),
+                       c->number);
         previous = c;
     }
     return collector.take();
@@ -340,6 +416,17 @@ std::vector<Refusal> detect_refusals(const DetectionContext& ctx, std::string_vi
     lines.feed(output);
     lines.finish();
     return detector.finish(ctx);
+}
+
+std::string session_bus_socket(const Environment& env) {
+    const std::string address = variable_in(env, "DBUS_SESSION_BUS_ADDRESS");
+    constexpr std::string_view kPath = "unix:path=";
+    if (const auto at = address.find(kPath); at != std::string::npos) {
+        const auto start = at + kPath.size();
+        return address.substr(start, address.find_first_of(",;", start) - start);
+    }
+    const std::string runtime = variable_in(env, "XDG_RUNTIME_DIR");
+    return runtime.starts_with('/') ? runtime + "/bus" : "";
 }
 
 }  // namespace caretz

@@ -76,6 +76,11 @@ private:
     std::uint64_t lines_seen_ = 0;
 };
 
+// The host's socket of the user's session bus: the path of $DBUS_SESSION_BUS_ADDRESS's
+// "unix:path=" address, else $XDG_RUNTIME_DIR/bus, where systemd's user instance puts it; ""
+// when `env` names neither.
+std::string session_bus_socket(const Environment& env);
+
 // Runs OutputLines and a RefusalDetector over a whole output: for tests and small outputs.
 std::vector<Refusal> detect_refusals(const DetectionContext& ctx, std::string_view output);
 

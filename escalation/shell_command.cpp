@@ -401,6 +401,55 @@ bool runs_sudo(std::string_view command) {
     return runs_sudo_nested(command, 0);
 }
 
+std::vector<std::string> named_paths(std::string_view command) {
+    std::vector<std::string> paths;
+    constexpr std::string_view kDelimiters = " \t\n'\"`(),;<>|&=";
+    for (std::size_t start = command.find_first_not_of(kDelimiters);
+         start != std::string_view::npos;) {
+        std::size_t end = command.find_first_of(kDelimiters, start);
+        if (end == std::string_view::npos) end = command.size();
+        const std::string_view word = command.substr(start, end - start);
+        const bool path = word.starts_with('/') || word.starts_with("~/") ||
+                          word.starts_with("$HOME/") || word.starts_with("${HOME}/");
+        if (path && std::find(paths.begin(), paths.end(), word) == paths.end())
+            paths.emplace_back(word);
+        start = command.find_first_not_of(kDelimiters, end);
+    }
+    return paths;
+}
+
+namespace {
+
+bool simple_command_uses_session_bus(const std::vector<std::string>& words) {
+    std::size_t start = 0;
+    while (start < words.size() &&
+           (is_leading_reserved_word(words[start]) || is_assignment(words[start])))
+        ++start;
+    if (start == words.size()) return false;
+    const std::string_view name = program_name(words[start]);
+    auto has = [&](std::string_view word) {
+        return std::find(words.begin() + static_cast<std::ptrdiff_t>(start), words.end(), word) !=
+               words.end();
+    };
+    if (name == "systemctl" || name == "busctl" || name == "journalctl" || name == "loginctl")
+        return has("--user");
+    if (name == "gdbus" || name == "dbus-monitor") return has("--session");
+    if (name == "dbus-send") return !has("--system");
+    if (name == "brew") return has("services");
+    return name == "gsettings" || name == "dconf";
+}
+
+}  // namespace
+
+bool uses_session_bus(std::string_view command) {
+    const ShellScan scan = scan_shell(command);
+    for (const auto& words : scan.commands)
+        if (simple_command_uses_session_bus(words)) return true;
+    for (const auto& inner : scan.substitutions)
+        if (uses_session_bus(inner)) return true;
+    return false;
+}
+
 std::vector<DirectoryArgument> directory_arguments(std::string_view command) {
     std::vector<DirectoryArgument> found;
     for (const auto& words : scan_shell(command).commands) {

@@ -24,6 +24,17 @@ ShellScan scan_shell(std::string_view text);
 // (`echo sudo`, `which sudo`, `grep "sudo: ..." logs/`).
 bool runs_sudo(std::string_view command);
 
+// The absolute paths (`/x`, `~/x`, `$HOME/x`) the command text names anywhere, inside quoted
+// scripts too (perl -e 'open(F, ">", "/x") or die "$!"'), each once, in order: what a tool
+// that names no path in its error may have meant.
+std::vector<std::string> named_paths(std::string_view command);
+
+// True when a program of the text talks to the user's session bus rather than the system bus
+// when its message does not say which: `systemctl --user` (busctl, journalctl, loginctl too),
+// gdbus or dbus-send with `--session` (dbus-send without `--system`), gsettings, dconf and
+// `brew services`.
+bool uses_session_bus(std::string_view command);
+
 // Where each simple command of the text runs, in the order written: `cd DIR` and `pushd DIR`
 // change the cwd of what follows (changes_cwd); any other program runs in that cwd, or in the
 // folder its `-C DIR` / `-CDIR` (tar, make, git) or `--directory=DIR` / `--directory DIR` (tar,

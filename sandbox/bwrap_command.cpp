@@ -32,6 +32,7 @@ public:
                 if (!policy.is_hidden(w))
                     if (auto real = fs.real_path(w)) writable_.push_back(*real);
             sealed_.insert(policy.sealed.begin(), policy.sealed.end());
+            cache_ = policy.cache_layer.folders;
         }
         for (const auto& p : policy.protected_paths)
             if (auto real = fs.real_path(p)) protected_real_.push_back(*real);
@@ -88,8 +89,10 @@ public:
             const std::string git = join_path(w, ".git");
             if (fs_.type(git) == HostFs::Type::file) add({"--ro-bind", git, git});
         }
+        bind_cache_layer();
         if (policy_.allow_docker) bind_docker_socket();
         add({"--tmpfs", kRuntimeDir});
+        private_cache_folder();
         args_.insert(args_.end(), in_root.begin(), in_root.end());
         add({"--remount-ro", "/", "--chdir", cwd});
         return std::move(args_);
@@ -102,10 +105,10 @@ private:
 
     // In a writable root, and not in a path protected there.
     bool writable(const std::string& path) const {
-        return std::any_of(writable_.begin(), writable_.end(),
-                           [&](const std::string& w) { return path_within(path, w); }) &&
-               std::none_of(protected_real_.begin(), protected_real_.end(),
-                            [&](const std::string& p) { return path_within(path, p); });
+        auto within = [&](const std::string& root) { return path_within(path, root); };
+        return (std::any_of(writable_.begin(), writable_.end(), within) &&
+                std::none_of(protected_real_.begin(), protected_real_.end(), within)) ||
+               std::any_of(cache_.begin(), cache_.end(), within);
     }
 
     // In a folder private_copy() gave a copy of, where everything comes back read-only.
@@ -115,6 +118,25 @@ private:
             if (auto dir = fs_.real_path(d.path); dir && path_within(real, *dir) && copies(*dir))
                 return true;
         return false;
+    }
+
+    // Each cache folder is an overlay by now, in the namespace bwrap starts in (CacheLayer):
+    // bound writable, on top of a protection that made it read-only (the home's dot entries).
+    void bind_cache_layer() {
+        for (const auto& folder : cache_) {
+            const bool covered =
+                std::any_of(protected_real_.begin(), protected_real_.end(),
+                            [&](const std::string& p) { return path_within(folder, p); });
+            if (!bound_.count(folder) || covered) add({"--bind", folder, folder});
+        }
+    }
+
+    // Where the tools' cache variables point when they cannot be layered (CacheLayer).
+    void private_cache_folder() {
+        const CacheLayer& layer = policy_.cache_layer;
+        if (layer.variables.empty()) return;
+        add({"--bind", layer.store + "/own", kPrivateCacheDir});
+        for (const auto& [variable, value] : layer.variables) add({"--setenv", variable, value});
     }
 
     // Rebuilds directory `dir` as an empty read-only folder into which every entry but the
@@ -223,6 +245,7 @@ private:
     std::set<std::string> made_;               // folders rebuilt from a tmpfs
     std::vector<std::string> protected_real_;  // the protected paths there are, resolved
     std::vector<std::string> writable_;
+    std::vector<std::string> cache_;  // CacheLayer::folders
     std::vector<std::string> args_;
     bool copying_ = false;  // the private folders get their copies (build() has `copied`)
 };

@@ -16,6 +16,7 @@
 #include "pty/pty.h"
 #include "pty/unique_fd.h"
 #include "sandbox/bwrap_command.h"
+#include "sandbox/cache_layer.h"
 #include "sandbox/command_pump.h"
 #include "sandbox/host_fs.h"
 #include "sandbox/network/network_forwarder.h"
@@ -155,8 +156,16 @@ BwrapLaunch::BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
     arguments_.reset(sockets[0]);
     UniqueFd bwrap_end(sockets[1]);
     options.fds.emplace_back(bwrap_end.get(), kArgumentsFd);
-    std::vector<std::string> argv = {find_in_path("bwrap"), "--args", std::to_string(kArgumentsFd),
-                                     "--"};
+    std::vector<std::string> argv = {find_in_path("bwrap"), "--args", std::to_string(kArgumentsFd)};
+    options.overlays = cache_overlays(policy.cache_layer, ::getpid());
+    if (!options.overlays.empty()) {
+        // bwrap starts as root of the layer's user namespace: the sandbox's own user is the
+        // user again.
+        for (std::string arg : {std::string("--uid"), std::to_string(::getuid()),
+                                std::string("--gid"), std::to_string(::getgid())})
+            argv.push_back(std::move(arg));
+    }
+    argv.push_back("--");
     argv.insert(argv.end(), command.begin(), command.end());
     pid_ = spawn_process(argv, options);
     if (pid_ < 0) throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/cache_layer.h"
 #include "sandbox/environment.h"
 
 namespace caretz {
@@ -64,6 +65,8 @@ struct SandboxPolicy {
     // private to the sandbox for its life, so the shell's writes neither fail into a command's
     // output nor reach the host.
     std::vector<PrivateDir> private_dirs;
+    // The tools' caches, writable through a private layer (sandbox/cache_layer.h).
+    CacheLayer cache_layer;
 
     // True when the sandbox may write path P (absolute, normalised) under this policy.
     bool can_write(const std::string& path) const;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Caretz needs from Debian and nothing it already has.
 # Usage: tools/setup.sh [--test]   (--test adds what the test suite drives: tmux, shells, sudo,
-# lintian for the package, rsyslog for the audit trail in syslog, ...)
+# lintian for the package, rsyslog for the audit trail in syslog, the toolchains whose caches the
+# sandbox's private cache layer serves, ...)
 # dpkg-dev's dpkg-shlibdeps gives the Debian package (cpack -G DEB) its library dependencies.
 set -euo pipefail
 
@@ -10,7 +11,7 @@ build_packages=(g++ cmake ninja-build pkg-config libvterm-dev libutempter-dev nl
     groff-base dpkg-dev)
 test_packages=(tmux bash bash-completion zsh fish sudo strace util-linux procps psmisc openssh-server
     openssh-client iproute2 python3 clang libclang-rt-14-dev clang-format lintian rsyslog git
-    pre-commit direnv)
+    pre-commit direnv golang-go cargo ccache npm python3-venv)
 
 packages=("${build_packages[@]}")
 if [[ "${1:-}" == "--test" ]]; then

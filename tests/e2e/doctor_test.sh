@@ -16,8 +16,8 @@ export MODEL_SERVER_KEY=$API_KEY
 start_model '[]'
 model_env openai
 
-checks=(bubblewrap "user namespaces" config shell "shell start" hooks "audit log" "network proxy"
-    libutempter terminal "model endpoint")
+checks=(bubblewrap "user namespaces" config shell "shell start" hooks "audit log" "cache layer"
+    "session bus" "network proxy" libutempter terminal "model endpoint")
 
 # doctor SHELL ARGS...: runs caretz doctor as the user; sets OUT, RC and MS (wall time).
 doctor() {
@@ -46,6 +46,9 @@ for shell in /bin/bash /usr/bin/zsh /usr/bin/fish; do
     check "$name: ... in well under the time a user would wait ($MS ms)" test "$MS" -lt 5000
 done
 check "bubblewrap's version is named" grep -q "^ok       bubblewrap: bubblewrap [0-9]" <<<"$OUT"
+check "the cache layer was mounted and says where the sandbox's writes go" \
+    grep -q "^ok       cache layer: .*stays in $TEST_HOME/.local/state/caretz/cache/.* (the host's caches are never written)" <<<"$OUT"
+check "the session bus line says whether there is one" grep -q "^ok       session bus: none on this host" <<<"$OUT"
 check "the key is never printed" not_contains "$OUT" "$API_KEY"
 check "the model API was asked for its models, with the key" \
     grep -q '"path": "/v1/models", "method": "GET", "key_matched": true' "$REQUESTS"

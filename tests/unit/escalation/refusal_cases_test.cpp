@@ -185,6 +185,10 @@ std::vector<Refusal> run(const Case& c) {
                          .host = host,
                          .docker_host = c.field("docker-host")};
     if (!c.field("bus-socket").empty()) ctx.system_bus_socket = c.field("bus-socket");
+    // The command's environment: where the user's session bus is ($XDG_RUNTIME_DIR).
+    for (const auto& assignment : c.words("env"))
+        ctx.env[assignment.substr(0, assignment.find('='))] =
+            assignment.substr(assignment.find('=') + 1);
     if (c.field("sudo-watch") != "no") ctx.program_runs = sudo_runs(c);
     return detect_refusals(ctx, c.output);
 }

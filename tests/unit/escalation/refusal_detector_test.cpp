@@ -296,6 +296,47 @@ TEST_CASE("A Docker socket named only by DOCKER_HOST", "[refusal_detector]") {
     CHECK(detect_refusals(ctx, output).empty());
 }
 
+TEST_CASE("Rootless Docker's and Podman's sockets in the runtime folder", "[refusal_detector]") {
+    Scene scene;
+    // docker-compose 1.x names no socket: the default one, else a rootless one.
+    const std::string output =
+        "docker.errors.DockerException: Error while fetching server API version: ('Connection "
+        "aborted.', FileNotFoundError(2, 'No such file or directory'))\n";
+    for (const char* socket : {"/run/user/1001/docker.sock", "/run/user/1001/podman/podman.sock"}) {
+        scene.host.sockets = {socket};
+        auto ctx = scene.context("docker-compose up", 1);
+        ctx.env = {{"XDG_RUNTIME_DIR", "/run/user/1001"}};
+        CHECK(subjects(detect_refusals(ctx, output)) == Subjects{std::string("docker ") + socket});
+    }
+    // Podman names the socket it dialled.
+    scene.host.sockets = {"/run/user/1001/podman/podman.sock"};
+    CHECK(subjects(scene.detect("podman ps", 125,
+                                "Error: unable to connect to Podman socket: Get "
+                                "\"http://d/v5.0.0/libpod/_ping\": dial unix "
+                                "/run/user/1001/podman/podman.sock: connect: no such file or "
+                                "directory\n")) ==
+          Subjects{"docker /run/user/1001/podman/podman.sock"});
+}
+
+TEST_CASE("The session bus is the user's, found from the environment", "[refusal_detector]") {
+    Scene scene;
+    scene.host.sockets = {"/run/user/1001/bus", "/tmp/dbus-abc"};
+    auto ctx = scene.context("systemctl --user restart x; echo done", 0);
+    ctx.env = {{"XDG_RUNTIME_DIR", "/run/user/1001"}};
+    const std::string output = "Failed to connect to bus: No such file or directory\ndone\n";
+    const auto refusals = detect_refusals(ctx, output);
+    REQUIRE(subjects(refusals) == Subjects{"bus /run/user/1001/bus"});
+    CHECK(refusals[0].origin == "your session bus");
+    ctx.env = {{"DBUS_SESSION_BUS_ADDRESS", "unix:path=/tmp/dbus-abc,guid=1234"}};
+    CHECK(subjects(detect_refusals(ctx, output)) == Subjects{"bus /tmp/dbus-abc"});
+    CHECK(session_bus_socket({{"DBUS_SESSION_BUS_ADDRESS", "unix:abstract=/tmp/x"}}).empty());
+    // The system bus, as before, for a command that does not use the session bus.
+    scene.host.sockets = {"/run/dbus/system_bus_socket"};
+    const auto system = scene.detect("systemctl restart x", 1, output);
+    REQUIRE(subjects(system) == Subjects{"bus /run/dbus/system_bus_socket"});
+    CHECK(system[0].origin == "the system bus");
+}
+
 TEST_CASE("Streaming in chunks finds what a whole output finds", "[refusal_detector]") {
     const Scene scene;
     const std::string output =

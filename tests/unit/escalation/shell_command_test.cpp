@@ -4,8 +4,10 @@
 #include <string>
 #include <vector>
 
+using caretz::named_paths;
 using caretz::runs_sudo;
 using caretz::scan_shell;
+using caretz::uses_session_bus;
 
 namespace {
 
@@ -145,4 +147,23 @@ TEST_CASE("directory_arguments finds where -C and cd point programs", "[shell_co
     CHECK(dirs("LANG=C cd /x") == Dirs{"cd /x"});
     CHECK(dirs("tar -C") == Dirs{"in "});
     CHECK(dirs("ls -la | grep x") == Dirs{"in ", "in "});
+}
+
+TEST_CASE("uses_session_bus knows the programs that talk to the user's bus", "[shell_command]") {
+    for (const char* command :
+         {"systemctl --user restart x; echo done", "busctl --user list", "journalctl --user -n 1",
+          "gdbus call --session --dest a", "dbus-send --print-reply --dest=a / a.b",
+          "gsettings set a b c", "brew services restart postgresql", "echo $(loginctl --user)"})
+        CHECK(uses_session_bus(command));
+    for (const char* command : {"systemctl restart x", "dbus-send --system --dest=a / a.b",
+                                "gdbus call --system --dest a", "echo --user", "brew install x"})
+        CHECK_FALSE(uses_session_bus(command));
+}
+
+TEST_CASE("named_paths finds the absolute paths a command names anywhere", "[shell_command]") {
+    CHECK(named_paths("perl -e 'open(my $f, \">\", \"/home/u/x\") or die \"$!\"'") ==
+          std::vector<std::string>{"/home/u/x"});
+    CHECK(named_paths("curl -sS -o ~/page file:///etc/hostname; cat ~/page $HOME/a") ==
+          std::vector<std::string>{"~/page", "$HOME/a"});
+    CHECK(named_paths("make -C build all").empty());
 }

@@ -1,0 +1,187 @@
+#include "sandbox/cache_layer.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+
+#include "sandbox/bwrap_command.h"
+#include "sandbox/policy.h"
+#include "tests/unit/sandbox/fake_host_fs.h"
+
+using namespace caretz;
+
+namespace {
+
+using Args = std::vector<std::string>;
+
+long find_seq(const Args& args, const Args& seq) {
+    auto it = std::search(args.begin(), args.end(), seq.begin(), seq.end());
+    return it == args.end() ? -1 : it - args.begin();
+}
+
+// A home with warm caches, and a workspace of its own.
+FakeHostFs warm_home() {
+    return FakeHostFs({{"/home", "d"},
+                       {"/home/u", "d"},
+                       {"/home/u/.cache", "d"},
+                       {"/home/u/.cache/go-build", "d"},
+                       {"/home/u/.cargo", "d"},
+                       {"/home/u/.cargo/registry", "d"},
+                       {"/home/u/.cargo/config.toml", "f"},
+                       {"/home/u/.npm", "d"},
+                       {"/home/u/.ssh", "d"},
+                       {"/home/u/.local", "d"},
+                       {"/home/u/.local/state", "d"},
+                       {"/home/u/.local/state/caretz", "d"},
+                       {"/home/u/work", "d"}});
+}
+
+SandboxPolicy policy_in(const std::string& workspace, const Environment& env = {}) {
+    return make_policy({}, "/home/u", workspace, env);
+}
+
+const std::string kStore = "/home/u/.local/state/caretz/cache/work-0";
+
+}  // namespace
+
+TEST_CASE("The layer covers the caches the host has, each once", "[cache_layer]") {
+    const FakeHostFs fs = warm_home();
+    const CacheLayer layer = plan_cache_layer(policy_in("/home/u/work"), fs, {}, kStore, "");
+    CHECK(layer.how == CacheLayer::How::overlay);
+    // go-build lies in ~/.cache; ~/.cargo/git, ~/.m2 and ~/go are not there to lie over.
+    CHECK(layer.folders ==
+          std::vector<std::string>{"/home/u/.cache", "/home/u/.npm", "/home/u/.cargo/registry"});
+    // A folder the host does not have yet: its tool's variable points into the store instead.
+    CHECK(layer.variables.at("GOMODCACHE") == "/.caretz/cache/go-mod");
+    CHECK(layer.variables.count("GOCACHE") == 0);
+    CHECK(layer.variables.count("XDG_CACHE_HOME") == 0);
+}
+
+TEST_CASE("The tools' own variables move the caches the layer covers", "[cache_layer]") {
+    FakeHostFs fs(
+        {{"/home/u", "d"}, {"/home/u/work", "d"}, {"/srv/gocache", "d"}, {"/srv/xdg", "d"}});
+    const Environment env = {{"GOCACHE", "/srv/gocache"},
+                             {"XDG_CACHE_HOME", "/srv/xdg"},
+                             {"npm_config_cache", "relative/npm"}};
+    const CacheLayer layer = plan_cache_layer(policy_in("/home/u/work", env), fs, env, kStore, "");
+    CHECK(layer.folders == std::vector<std::string>{"/srv/xdg", "/srv/gocache"});
+    // A relative value is no place a tool uses: the default one is, missing here.
+    CHECK(layer.variables.at("npm_config_cache") == "/.caretz/cache/npm");
+}
+
+TEST_CASE("Caches the sandbox writes already, or cannot see, are left alone", "[cache_layer]") {
+    FakeHostFs fs({{"/home/u", "d"},
+                   {"/home/u/work", "d"},
+                   {"/home/u/work/.cache", "d"},
+                   {"/home/u/.cache", "d"},
+                   {"/home/u/.cache/secret", "d"}});
+    // A workspace's own cache folder is writable as it is.
+    const Environment env = {{"XDG_CACHE_HOME", "/home/u/work/.cache"}};
+    CHECK(plan_cache_layer(policy_in("/home/u/work", env), fs, env, kStore, "").folders.empty());
+    // A hidden path inside: the sandbox rebuilds that folder, so no overlay can lie over it.
+    PolicySettings settings;
+    settings.hidden = {"/home/u/.cache/secret"};
+    const SandboxPolicy hiding = make_policy(settings, "/home/u", "/home/u/work", {});
+    CHECK(plan_cache_layer(hiding, fs, {}, kStore, "").folders.empty());
+    // Plan mode: nothing is writable but /tmp.
+    PolicySettings plan;
+    plan.read_only = true;
+    const SandboxPolicy read_only = make_policy(plan, "/home/u", "/home/u/work", {});
+    CHECK(plan_cache_layer(read_only, fs, {}, kStore, "").how == CacheLayer::How::none);
+}
+
+TEST_CASE("The home workspace gets the layer over its read-only dot entries", "[cache_layer]") {
+    const FakeHostFs fs = warm_home();
+    const SandboxPolicy policy = policy_in("/home/u");
+    const CacheLayer layer = plan_cache_layer(policy, fs, {}, kStore, "");
+    CHECK(std::find(layer.folders.begin(), layer.folders.end(), "/home/u/.cache") !=
+          layer.folders.end());
+}
+
+TEST_CASE("Without an overlay the tools' variables point into the store", "[cache_layer]") {
+    const FakeHostFs fs = warm_home();
+    const CacheLayer layer =
+        plan_cache_layer(policy_in("/home/u/work"), fs, {}, kStore, "Linux 5.10 cannot");
+    CHECK(layer.how == CacheLayer::How::variables);
+    CHECK(layer.folders.empty());
+    CHECK(layer.variables.at("XDG_CACHE_HOME") == "/.caretz/cache/xdg");
+    CHECK(layer.variables.at("GOCACHE") == "/.caretz/cache/go-build");
+    CHECK(layer.variables.at("npm_config_cache") == "/.caretz/cache/npm");
+    CHECK(layer.variables.at("CCACHE_DIR") == "/.caretz/cache/ccache");
+    CHECK(cache_overlays(layer, 42).empty());
+}
+
+TEST_CASE("Cache folders are bound writable over what protects them", "[cache_layer]") {
+    const FakeHostFs fs = warm_home();
+    SandboxPolicy policy = policy_in("/home/u");
+    // The home's dot entries, read-only.
+    policy.protected_paths.push_back("/home/u/.cache");
+    policy.protected_paths.push_back("/home/u/.cargo");
+    policy.cache_layer = plan_cache_layer(policy, fs, {}, kStore, "");
+    const Args args = bwrap_arguments(policy, fs, "/home/u");
+    const long ro = find_seq(args, {"--ro-bind", "/home/u/.cache", "/home/u/.cache"});
+    const long rw = find_seq(args, {"--bind", "/home/u/.cache", "/home/u/.cache"});
+    REQUIRE(ro >= 0);
+    CHECK(rw > ro);
+    CHECK(policy.can_write("/home/u/.cache/go-build/ab/x-d"));
+    CHECK(policy.can_write("/home/u/.cargo/registry/src/x/build.rs"));
+    CHECK_FALSE(policy.can_write("/home/u/.cargo/config.toml"));
+    CHECK(find_seq(args, {"--bind", "/home/u/.cargo/registry", "/home/u/.cargo/registry"}) >
+          find_seq(args, {"--ro-bind", "/home/u/.cargo", "/home/u/.cargo"}));
+    // The store's own folder and the variables, where a variable points there.
+    CHECK(find_seq(args, {"--bind", kStore + "/own", "/.caretz/cache"}) >= 0);
+    CHECK(find_seq(args, {"--setenv", "GOMODCACHE", "/.caretz/cache/go-mod"}) >= 0);
+}
+
+TEST_CASE("Each overlay lies over its folder with a store folder of its own", "[cache_layer]") {
+    CacheLayer layer;
+    layer.how = CacheLayer::How::overlay;
+    layer.store = kStore;
+    layer.folders = {"/home/u/.cache", "/home/u/.npm"};
+    const auto overlays = cache_overlays(layer, 42);
+    REQUIRE(overlays.size() == 2);
+    const std::string own = cache_store_folder(kStore, "/home/u/.cache");
+    CHECK(overlays[0].target == "/home/u/.cache");
+    CHECK(overlays[0].options == "lowerdir=/home/u/.cache,upperdir=" + own +
+                                     "/upper,workdir=" + own + "/work.42,userxattr");
+    CHECK(own != cache_store_folder(kStore, "/home/u/.npm"));
+    // One store per workspace.
+    CHECK(cache_store("/s", "/home/u/a") != cache_store("/s", "/home/u/b"));
+    CHECK(cache_store("/s", "/home/u/a") == cache_store("/s", "/home/u/a"));
+}
+
+TEST_CASE("A writable root that opens a cache is named", "[cache_layer]") {
+    CHECK(cache_opened_by("/home/u/.cache", "/home/u", {}) == "/home/u/.cache");
+    CHECK(cache_opened_by("/home/u/.cargo", "/home/u", {}) == "/home/u/.cargo/registry");
+    CHECK(cache_opened_by("/home/u/.cache/pip", "/home/u", {}) == "/home/u/.cache");
+    CHECK(cache_opened_by("/srv/data", "/home/u", {}).empty());
+}
+
+TEST_CASE("Work folders of ended processes are removed, live ones kept", "[cache_layer]") {
+    char made[] = "/tmp/caretz-cache-test-XXXXXX";
+    REQUIRE(::mkdtemp(made) != nullptr);
+    CacheLayer layer;
+    layer.how = CacheLayer::How::overlay;
+    layer.store = made;
+    layer.folders = {"/home/u/.cache"};
+    const pid_t ended = ::fork();
+    if (ended == 0) ::_exit(0);
+    ::waitpid(ended, nullptr, 0);
+    REQUIRE(make_cache_store(layer, ::getpid()).empty());
+    REQUIRE(make_cache_store(layer, ended).empty());
+    const std::string own = cache_store_folder(layer.store, "/home/u/.cache");
+    // The overlay leaves its work folder without permissions.
+    std::filesystem::create_directory(own + "/work." + std::to_string(ended) + "/work");
+    std::filesystem::permissions(own + "/work." + std::to_string(ended) + "/work",
+                                 std::filesystem::perms::none);
+    remove_stale_work_folders(layer);
+    CHECK(std::filesystem::exists(own + "/work." + std::to_string(::getpid())));
+    CHECK_FALSE(std::filesystem::exists(own + "/work." + std::to_string(ended)));
+    CHECK(std::filesystem::exists(own + "/upper"));
+    CHECK(clear_cache_store(made).empty());
+    CHECK_FALSE(std::filesystem::exists(made));
+}
