@@ -5,19 +5,12 @@
 
 #include "sandbox/path_names.h"
 #include "sandbox/protection/host_run_paths.h"
+#include "tests/unit/sandbox/bwrap_args.h"
 #include "tests/unit/sandbox/fake_host_fs.h"
 
 using namespace caretz;
 
 namespace {
-
-using Args = std::vector<std::string>;
-
-// Index of the first place where `seq` occurs in `args`, or -1.
-long find_seq(const Args& args, const Args& seq) {
-    auto it = std::search(args.begin(), args.end(), seq.begin(), seq.end());
-    return it == args.end() ? -1 : it - args.begin();
-}
 
 bool mentions(const Args& args, const std::string& path) {
     return std::find(args.begin(), args.end(), path) != args.end();

@@ -10,18 +10,12 @@
 
 #include "sandbox/bwrap_command.h"
 #include "sandbox/policy.h"
+#include "tests/unit/sandbox/bwrap_args.h"
 #include "tests/unit/sandbox/fake_host_fs.h"
 
 using namespace caretz;
 
 namespace {
-
-using Args = std::vector<std::string>;
-
-long find_seq(const Args& args, const Args& seq) {
-    auto it = std::search(args.begin(), args.end(), seq.begin(), seq.end());
-    return it == args.end() ? -1 : it - args.begin();
-}
 
 // A home with warm caches, and a workspace of its own.
 FakeHostFs warm_home() {
