@@ -57,11 +57,20 @@ for f in .inputrc .sqliterc .wgetrc .gitconfig; do
 done
 # Missing files in existing folders, and new folders in them.
 for f in .docker/cli-plugins/docker-evil .ipython/profile_default/startup/00-evil.py \
-    .gradle/init.d/evil.gradle .cache/pre-commit/evil.pth \
+    .gradle/init.d/evil.gradle \
     .local/share/bash-completion/completions/git .local/share/dbus-1/services/evil.service \
-    .ansible/plugins/evil.py .config/i3/evil .m2/extensions.xml .npm/evil .cargo/bin/evil; do
+    .ansible/plugins/evil.py .config/i3/evil .m2/extensions.xml .cargo/bin/evil; do
     run "mkdir -p \$(dirname ~/$f) && echo '$planted' > ~/$f && chmod +x ~/$f"
     check "~/$f: refused as a write" refused_below "$H/${f%%/*}"
+done
+# The tools' caches take writes in the workspace's private layer, never in the host's cache (the
+# check of every dot entry below proves the host's unchanged).
+for f in .cache/pre-commit/evil.pth .npm/evil; do
+    run "mkdir -p \$(dirname ~/$f) && echo '$planted' > ~/$f"
+    check "~/$f: a cache, written in the private layer and not refused" \
+        eval '[[ $RESULT == *"\"exit_code\": 0"* || $RESULT == *"\"exit_code\":0"* ]] && ! refused_below "$H/${f%%/*}"'
+    check "... and kept in Caretz's store, not the host's cache" \
+        test -n "$(find "$H/.local/state/caretz/cache" -path "*${f#.*/}" 2>/dev/null)"
 done
 run "echo '$planted' >> ~/.config/i3/config"
 check "a window manager's config: refused" refused_below "$H/.config"
