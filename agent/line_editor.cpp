@@ -11,7 +11,6 @@
 #include <string>
 #include <utility>
 
-#include "escalation/audit_log.h"
 #include "pty/fd_io.h"
 #include "pty/utf8.h"
 
@@ -104,10 +103,6 @@ std::string unescape_entry(std::string_view line) {
 
 bool History::worth_keeping(std::string_view line) {
     return !line.empty() && line[0] != ' ';
-}
-
-std::string History::default_path(const std::string& home) {
-    return std::filesystem::path(AuditLog::default_path(home)).parent_path() / "history";
 }
 
 void History::add(std::string line) {

@@ -21,10 +21,6 @@ public:
 
     explicit History(size_t max_entries = kDefaultMaxEntries) : max_entries_(max_entries) {}
 
-    // $XDG_STATE_HOME/caretz/history (default ~/.local/state/caretz/history), which the
-    // sandbox hides with the rest of Caretz's state.
-    static std::string default_path(const std::string& home);
-
     // Records a line. Empty lines, a repeat of the newest entry and, as with bash's
     // ignorespace, a line that starts with a space (the way to keep one out) are not
     // recorded; when the history is full the oldest entry goes.

@@ -44,6 +44,10 @@ std::string Transcript::sessions_dir(const std::string& home) {
     return std::filesystem::path(AuditLog::default_path(home)).parent_path() / "sessions";
 }
 
+std::string Transcript::history_path(const std::string& home) {
+    return std::filesystem::path(AuditLog::default_path(home)).parent_path() / "history";
+}
+
 void Transcript::record(nlohmann::json entry) {
     if (!started_) {
         started_ = true;

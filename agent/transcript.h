@@ -44,6 +44,10 @@ public:
 
     // $XDG_STATE_HOME/caretz/sessions (default ~/.local/state/caretz/sessions).
     static std::string sessions_dir(const std::string& home);
+    // Where the prompt history is kept, beside the transcripts: $XDG_STATE_HOME/caretz/history
+    // (default ~/.local/state/caretz/history), hidden from the sandbox with the rest of
+    // Caretz's state.
+    static std::string history_path(const std::string& home);
 
     // Appends `entry` with the time added. A transcript that cannot be written never stops
     // the session; the first failure is kept in problem() for the user to hear once.

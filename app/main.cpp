@@ -5,7 +5,6 @@
 
 #include "agent/acp_server.h"
 #include "agent/instructions.h"
-#include "agent/line_editor.h"
 #include "agent/model_settings.h"
 #include "agent/repl.h"
 #include "agent/transcript.h"
@@ -157,7 +156,7 @@ int main(int argc, char** argv) {
     repl.print = cl.print;
     repl.transcript_path =
         Transcript::sessions_dir(user.home) + "/" + repl.pipeline.session_id + ".jsonl";
-    repl.history_path = History::default_path(user.home);
+    repl.history_path = Transcript::history_path(user.home);
     if (resumed) {
         repl.transcript_path = resumed->transcript_path;
         // The model the conversation last used, unless --model names another.

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/transcript.h"
 #include "tests/unit/temp_dir.h"
 
 using namespace caretz;
@@ -257,9 +258,9 @@ TEST_CASE("history's file is in Caretz's state folder") {
     const char* set = std::getenv("XDG_STATE_HOME");
     const std::string before = set ? set : "";
     ::unsetenv("XDG_STATE_HOME");
-    CHECK(History::default_path("/home/u") == "/home/u/.local/state/caretz/history");
+    CHECK(Transcript::history_path("/home/u") == "/home/u/.local/state/caretz/history");
     ::setenv("XDG_STATE_HOME", "/state", 1);
-    CHECK(History::default_path("/home/u") == "/state/caretz/history");
+    CHECK(Transcript::history_path("/home/u") == "/state/caretz/history");
     if (set) {
         ::setenv("XDG_STATE_HOME", before.c_str(), 1);
     } else {
