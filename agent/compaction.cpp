@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "pty/utf8.h"
+
 namespace caretz {
 
 namespace {
@@ -29,7 +31,7 @@ std::string_view trimmed(std::string_view line) {
 // At most `bytes` of the text's start, not cut inside a UTF-8 character.
 std::string_view utf8_prefix(std::string_view text, size_t bytes) {
     if (text.size() <= bytes) return text;
-    while (bytes > 0 && (static_cast<unsigned char>(text[bytes]) & 0xC0) == 0x80) --bytes;
+    while (bytes > 0 && is_utf8_continuation(static_cast<unsigned char>(text[bytes]))) --bytes;
     return text.substr(0, bytes);
 }
 
@@ -155,7 +157,8 @@ std::string summary_source(const Conversation& older, size_t max_bytes) {
     size_t tail = room - head;
     std::string start(utf8_prefix(text, head));
     size_t from = text.size() - tail;
-    while (from < text.size() && (static_cast<unsigned char>(text[from]) & 0xC0) == 0x80) ++from;
+    while (from < text.size() && is_utf8_continuation(static_cast<unsigned char>(text[from])))
+        ++from;
     return start + gap + text.substr(from);
 }
 

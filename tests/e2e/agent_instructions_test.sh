@@ -11,7 +11,6 @@ source "$(dirname "$0")/agent_lib.sh"
 own_home
 out=$(new_outside_dir)
 trap 'agent_cleanup; umount /etc/caretz; rm -rf "$ETC" "$out"' EXIT
-u() { runuser -u "$E2E_USER" -- "$@"; }
 
 printf 'MACHINE-RUNBOOK: page the on-call before restarting anything.\n' >/etc/caretz/AGENTS.md
 chmod 0644 /etc/caretz/AGENTS.md

@@ -23,7 +23,6 @@ cleanup() {
     rm -rf "$TEST_HOME" "$work"
 }
 trap cleanup EXIT
-u() { runuser -u "$E2E_USER" -- "$@"; }
 ws=$TEST_HOME/ws
 u mkdir -p "$ws"
 

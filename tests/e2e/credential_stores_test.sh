@@ -13,7 +13,6 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 
 own_home
 trap 'rm -rf "$TEST_HOME"' EXIT
-u() { runuser -u "$E2E_USER" -- "$@"; }
 ws=$TEST_HOME/ws
 xdg=$TEST_HOME/xdg-config  # where XDG_CONFIG_HOME puts gh, helm, gcloud, the browsers, Caretz
 tag="e2e$$"

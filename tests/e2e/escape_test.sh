@@ -12,7 +12,6 @@ SH=/bin/bash
 own_home
 ws="$TEST_HOME/ws"
 outside="$TEST_HOME/outside"
-u() { runuser -u "$E2E_USER" -- "$@"; }
 u mkdir -p "$ws" "$outside/dir" "$TEST_HOME/.ssh" "$TEST_HOME/.aws" "$TEST_HOME/.gnupg" \
     "$TEST_HOME/.config/caretz" "$ws/.caretz"
 

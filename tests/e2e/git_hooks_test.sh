@@ -13,7 +13,6 @@ SH=/bin/bash
 # A home of the test's own (lib.sh gives it to Caretz as $HOME), removed at the end.
 own_home
 trap 'rm -rf "$TEST_HOME"' EXIT
-u() { runuser -u "$E2E_USER" -- "$@"; }
 # git as the user on the host, with an identity of its own (no ~/.gitconfig is touched).
 host_git() {
     local dir=$1

@@ -14,7 +14,6 @@ sandbox_mode "${2:-session}"
 
 own_home
 trap 'end_tmux; rm -rf "$TEST_HOME"' EXIT
-u() { runuser -u "$E2E_USER" -- "$@"; }
 host_git() {
     local dir=$1
     shift

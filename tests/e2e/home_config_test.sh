@@ -15,7 +15,6 @@ SH=/bin/bash
 own_home
 trap 'end_tmux; rm -rf "$TEST_HOME"' EXIT
 H=$TEST_HOME
-u() { runuser -u "$E2E_USER" -- "$@"; }
 
 # A used home: the tools' folders, and about half of the files they read.
 u mkdir -p "$H/.docker/cli-plugins" "$H/.ansible/plugins" "$H/.ipython/profile_default/startup" \

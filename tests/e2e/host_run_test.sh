@@ -18,7 +18,6 @@ SH=/bin/bash
 own_home
 trap 'end_tmux; rm -rf "$TEST_HOME"' EXIT
 H=$TEST_HOME
-u() { runuser -u "$E2E_USER" -- "$@"; }
 u mkdir -p "$H/ws" "$H/.config"
 
 # run CMD: caretz exec --json in the home; RESULT is its JSON object, REFUSED its write refusals'

@@ -24,6 +24,9 @@ check() {
     if "$@"; then pass "$name"; else fail "$name" "condition failed: $*"; fi
 }
 
+# u COMMAND...: runs COMMAND as the test user, as it is (no clean environment: see as_user).
+u() { runuser -u "$E2E_USER" -- "$@"; }
+
 contains() { [[ "$1" == *"$2"* ]]; }
 not_contains() { [[ "$1" != *"$2"* ]]; }
 # not CMD...: true when CMD fails, for check (whose condition is a command).

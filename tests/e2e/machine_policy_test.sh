@@ -14,7 +14,6 @@ source "$(dirname "$0")/agent_lib.sh"
 export TEST_HOME
 own_home
 trap 'agent_cleanup; umount /etc/caretz; rm -rf "$ETC" "$TEST_HOME"' EXIT
-u() { runuser -u "$E2E_USER" -- "$@"; }
 ws=$TEST_HOME/ws
 out=$TEST_HOME/outside  # the user may write it; the sandbox may not
 u mkdir -p "$ws" "$out" "$TEST_HOME/.config/caretz"

@@ -12,7 +12,6 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
-u() { runuser -u "$E2E_USER" -- "$@"; }
 dir=$(u mktemp -d /tmp/caretz-e2e-notify.XXXXXX)
 own_home
 ws=$(new_workspace)

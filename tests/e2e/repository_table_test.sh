@@ -16,7 +16,6 @@ SH=/bin/bash
 own_home
 trap 'end_tmux; rm -rf "$TEST_HOME"' EXIT
 H=$TEST_HOME
-u() { runuser -u "$E2E_USER" -- "$@"; }
 ws="$H/ws"
 repo="$ws/repo"
 u mkdir -p "$repo/sub" "$repo/trusted" "$repo/.cursor" "$repo/sub/.vscode" "$repo/sub/.claude" \

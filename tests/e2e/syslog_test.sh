@@ -23,7 +23,6 @@ cleanup() {
     rm -rf "$work" "$TEST_HOME"
 }
 trap cleanup EXIT
-u() { runuser -u "$E2E_USER" -- "$@"; }
 
 ws=$TEST_HOME/ws
 u mkdir -p "$ws" "$TEST_HOME/.ssh" "$TEST_HOME/.config/caretz"
