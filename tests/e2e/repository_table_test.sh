@@ -86,12 +86,17 @@ empty_editor_folders() {
     return 1
 }
 for how in exit TERM KILL; do
-    as_user "$SH" "$gomod" "$E2E_BIN" exec "${MODE[@]}" 'sleep 3' </dev/null >/dev/null 2>&1 &
+    # It ends by itself (exit) or runs until signalled.
+    if [[ $how == exit ]]; then lasting='sleep 3'; else lasting='sleep 60'; fi
+    as_user "$SH" "$gomod" "$E2E_BIN" exec "${MODE[@]}" "$lasting" </dev/null >/dev/null 2>&1 &
     sleep 1.5
     check "$how: go build on the host works in a folder without a repository while Caretz runs" go_build
     check "... which has no .git meanwhile" test ! -e "$gomod/.git"
     if [[ $how != exit ]]; then
-        pid=$(pgrep -u "$E2E_USER" -n -x caretz)
+        # This test's own Caretz, below the job just started: tests run side by side as the
+        # same user, and the newest caretz of that user may be another test's.
+        pid=$(descendant_named $! caretz)
+        check "$how: this test's Caretz is found to be signalled" test -n "$pid"
         [[ -n $pid ]] && kill -"$how" "$pid"
     fi
     wait
