@@ -34,13 +34,32 @@ end = data.find(sys.argv[3].encode(), start + 1) if start >= 0 else -1
 print(repr(data[start:end + len(sys.argv[3])]) if start >= 0 and end >= 0 else "not found")
 PY
 }
+# wait_for_raw TEXT: waits until the recorded bytes hold TEXT (tmux's cat writes them to the file
+# a moment after the screen shows them).
+wait_for_raw() {
+    local deadline=$((SECONDS + 10))
+    while ((SECONDS < deadline)); do
+        grep -qaF -- "$1" "$raw" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+# recorded_exec ARGS: `caretz exec ARGS` in a new pane whose bytes are recorded from before it
+# starts (it waits for the recording), then until EXEC-DONE is on the screen and in the record.
+recorded_exec() {
+    rm -f "$raw" "$raw.go"
+    start_pane "$(user_command_line /bin/bash "$ws" "while [ ! -e $raw.go ]; do sleep 0.05; done; $E2E_BIN exec $*; echo EXEC-DONE; sleep 600")"
+    tmux_ pipe-pane -o -t main "cat >> $raw"
+    touch "$raw.go"
+    wait_for_screen "EXEC-DONE" 20 && wait_for_raw "EXEC-DONE"
+}
 
 run_in_pane
 # What reaches the terminal, byte for byte: the command's own terminal turned each '\n' into
 # "\r\n" already, so Caretz must not let the user's terminal add a second '\r'.
 tmux_ pipe-pane -o -t main "cat >> $raw"
 prompt_line '!printf "%s-A\n%s-B\n" bytes bytes'
-wait_for_screen "bytes-B" 5
+wait_for_screen "bytes-B" 5 && wait_for_raw "bytes-B"
 check "a command's output reaches the terminal byte for byte: one \\r\\n a line" \
     test "$(raw_between 'bytes-A' 'bytes-B')" = "b'bytes-A\\r\\nbytes-B'"
 check "... and nowhere \\r\\r\\n" not grep -qaP '\r\r$' "$raw"
@@ -117,18 +136,12 @@ for signal in TERM HUP; do
 done
 
 # `caretz exec` on a terminal: its output arrives byte for byte as well.
-rm -f "$raw"
-start_pane "$(user_command_line /bin/bash "$ws" "$E2E_BIN exec $MODE 'printf \"%s-A\\n%s-B\\n\" exec exec'; echo EXEC-DONE; sleep 600")"
-tmux_ pipe-pane -o -t main "cat >> $raw"
-wait_for_screen "EXEC-DONE" 20
+recorded_exec "$MODE 'printf \"%s-A\\n%s-B\\n\" exec exec'"
 check "caretz exec on a terminal: each line ends in one \\r\\n" \
     test "$(raw_between 'exec-A' 'exec-B')" = "b'exec-A\\r\\nexec-B'"
 # Its stdin no terminal, its stdout one: Caretz does not own that terminal, which then adds
 # the '\r' itself, once.
-rm -f "$raw"
-start_pane "$(user_command_line /bin/bash "$ws" "$E2E_BIN exec $MODE 'printf \"%s-A\\n%s-B\\n\" in in' </dev/null; echo EXEC-DONE; sleep 600")"
-tmux_ pipe-pane -o -t main "cat >> $raw"
-wait_for_screen "EXEC-DONE" 20
+recorded_exec "$MODE 'printf \"%s-A\\n%s-B\\n\" in in' </dev/null"
 check "... and with stdin from /dev/null" \
     test "$(raw_between 'in-A' 'in-B')" = "b'in-A\\r\\nin-B'"
 
