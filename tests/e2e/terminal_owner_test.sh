@@ -98,8 +98,10 @@ done
 
 # 2b. Lines typed while a command runs: one it reads is its own; those it leaves run at the next
 #     prompt, in order, as a shell would run them (the tty showed them as they were typed).
+#     The command runs on for a second after its read, so that all three lines are typed while
+#     it runs (under load, each tmux send-keys takes a while).
 wait_for_prompt
-type_line '!sleep 2; read x; echo "read:$x" | tr a-z A-Z'
+type_line '!sleep 2; read x; sleep 1; echo "read:$x" | tr a-z A-Z'
 command_pid 'sleep 2' >/dev/null
 type_line 'for-the-command'
 type_line '!echo typed-ahead-one | tr a-z A-Z'
