@@ -235,8 +235,7 @@ TEST_CASE("compaction: a summary source too large loses its middle, not its star
     CHECK(source.find("the middle was left out") != std::string::npos);
 }
 
-TEST_CASE("compaction: the summary's instruction hints at no way out of the sandbox",
-          "[context]") {
+TEST_CASE("compaction: the summary's instruction hints at no way out of the sandbox", "[context]") {
     // The model learns that a command can run outside only from an approved rerun's note.
     const std::string text = summary_instruction("the incident number");
     for (const char* word :
