@@ -274,7 +274,7 @@ void report_cache_layer(const SandboxPolicy& policy, const Settings& settings, b
     for (const auto& folder : layer.folders)
         r.caches.push_back({folder, "built in: seen with what the host's cache holds"});
     for (const auto& folder : layer.missing)
-        r.caches.push_back({folder, "built in: missing on the host, made in the store"});
+        r.caches.push_back({folder, "built in: missing on the host, a link to the store"});
     for (const auto& [name, value] : layer.variables)
         r.caches.push_back({name + "=" + value, "built in: a private folder of the store"});
 }

@@ -140,10 +140,11 @@ private:
         }
     }
 
-    // Where the tools' cache variables point when they cannot be layered (CacheLayer).
+    // Where the tools' cache variables point when they cannot be layered, and the links of
+    // the cache folders the host lacks lead (CacheLayer).
     void private_cache_folder() {
         const CacheLayer& layer = policy_.cache_layer;
-        if (layer.variables.empty()) return;
+        if (layer.variables.empty() && layer.missing.empty()) return;
         add({"--bind", layer.store + "/own", kPrivateCacheDir});
         for (const auto& [variable, value] : layer.variables) add({"--setenv", variable, value});
     }
@@ -182,7 +183,7 @@ private:
         }
         // bwrap makes the folders between while this folder is still writable.
         for (const auto& folder : missing_cache_[dir])
-            add({"--bind", cache_upper_folder(policy_.cache_layer, folder), folder});
+            add({"--symlink", join_path(kPrivateCacheDir, missing_cache_name(folder)), folder});
         if (own_tmpfs) add({"--remount-ro", dir});
     }
 

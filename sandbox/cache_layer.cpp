@@ -108,6 +108,10 @@ std::string cache_store_folder(const std::string& store, const std::string& fold
     return store + "/" + path_key(folder);
 }
 
+std::string missing_cache_name(const std::string& folder) {
+    return path_key(folder);
+}
+
 std::string cache_upper_folder(const CacheLayer& layer, const std::string& folder) {
     return cache_store_folder(layer.store, folder) + "/" + layer.upper;
 }
@@ -209,14 +213,20 @@ std::string make_cache_store(const CacheLayer& layer) {
     };
     if (!make(layer.store)) return "cannot make " + layer.store + ": " + error.message();
     fs::permissions(layer.store, fs::perms::owner_all, error);
-    for (const auto* folders : {&layer.folders, &layer.missing})
-        for (const auto& folder : *folders)
-            if (!make(cache_upper_folder(layer, folder)))
-                return "cannot make " + cache_upper_folder(layer, folder) + ": " + error.message();
-    for (const auto& [variable, inside] : layer.variables) {
-        const std::string own = layer.store + "/own/" + name_of(inside);
-        if (!make(own)) return "cannot make " + own + ": " + error.message();
+    const std::string own = layer.store + "/own/";
+    for (const auto& folder : layer.folders) {
+        const std::string upper = cache_upper_folder(layer, folder);
+        // What sandboxes wrote while the host lacked the folder starts its upper folder.
+        if (layer.upper == "upper" && !fs::exists(upper, error) &&
+            make(cache_store_folder(layer.store, folder)))
+            fs::rename(own + missing_cache_name(folder), upper, error);
+        if (!make(upper)) return "cannot make " + upper + ": " + error.message();
     }
+    std::vector<std::string> names;
+    for (const auto& folder : layer.missing) names.push_back(missing_cache_name(folder));
+    for (const auto& [variable, inside] : layer.variables) names.push_back(name_of(inside));
+    for (const auto& name : names)
+        if (!make(own + name)) return "cannot make " + own + name + ": " + error.message();
     return "";
 }
 
@@ -248,9 +258,7 @@ void open_folders(const fs::path& folder) {
 }  // namespace
 
 void remove_stale_work_folders(const CacheLayer& layer) {
-    std::vector<std::string> folders = layer.folders;
-    folders.insert(folders.end(), layer.missing.begin(), layer.missing.end());
-    for (const auto& folder : folders) {
+    for (const auto& folder : layer.folders) {
         std::error_code error;
         for (fs::directory_iterator it(cache_store_folder(layer.store, folder), error), end;
              !error && it != end; it.increment(error)) {

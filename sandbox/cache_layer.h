@@ -30,9 +30,11 @@ struct SandboxPolicy;
 // it, as the user, and binds the folder writable. No command ever runs with that namespace's
 // privileges: bwrap drops them.
 // A cache folder of the home that the host does not have yet is no place for an overlay to lie
-// on, and making it would leave it behind: the sandbox gets the folder the store keeps for it
-// (its upper folder) there, so a tool that makes it writes into the store, and an overlay
-// over the folder that the host makes later finds those writes on top.
+// on, and making it would leave it behind: the sandbox gets a link there to a folder of the
+// store's own (kPrivateCacheDir), so a tool that makes it writes into the store. A link, not
+// a mount: each mount costs bwrap a pass over the whole mount table. Once the host makes the
+// folder, what the sandboxes wrote there starts the upper folder of its overlay
+// (make_cache_store), so they find it on top of what the host's folder holds.
 // variables: where no overlay can be had, the tools' own cache variables point at a private
 // folder of the store (kPrivateCacheDir inside); the host's caches are then not seen.
 // none: plan mode (nothing is writable but /tmp), or sandbox.cache_layer is false: the
@@ -56,7 +58,8 @@ struct CacheLayer {
     std::string without_overlay;
 };
 
-// Where the store's own folder (CacheLayer::variables) is seen inside the sandbox.
+// Where the store's own folder (CacheLayer::variables, CacheLayer::missing) is seen inside
+// the sandbox.
 inline constexpr const char* kPrivateCacheDir = "/.caretz/cache";
 
 // The folder of the private cache layer of `workspace` under Caretz's state folder.
@@ -65,6 +68,10 @@ std::string cache_store(const std::string& state_dir, const std::string& workspa
 // Where the store keeps what the sandbox wrote over host folder `folder`: "upper" and "work"
 // in it are the overlay's.
 std::string cache_store_folder(const std::string& store, const std::string& folder);
+
+// The name, in the store's own folder, of the folder for cache folder `folder` while the host
+// lacks it (CacheLayer::missing).
+std::string missing_cache_name(const std::string& folder);
 
 // The folder that takes this Caretz's writes over host folder `folder` (CacheLayer::upper).
 std::string cache_upper_folder(const CacheLayer& layer, const std::string& folder);

@@ -30,7 +30,7 @@ in_sandbox "$ws" 'cat ~/.cache/newtool/entry ~/.m2/repository/org/x/x.jar'
 check "$MODE_NAME: a later sandbox of the workspace finds them" test "$OUT" = $'stored\njar'
 caretz_as_user /bin/bash "$ws" sandbox show
 check "$MODE_NAME: caretz sandbox show lists them" \
-    contains "$OUT" "$TEST_HOME/.cache  [built in: missing on the host, made in the store]"
+    contains "$OUT" "$TEST_HOME/.cache  [built in: missing on the host, a link to the store]"
 # The host makes its own ~/.cache: the overlay over it finds the sandbox's writes on top.
 user_sh 'mkdir -p ~/.cache && echo host-entry > ~/.cache/marker'
 in_sandbox "$ws" 'cat ~/.cache/marker ~/.cache/newtool/entry'

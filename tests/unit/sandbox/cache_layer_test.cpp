@@ -168,24 +168,45 @@ TEST_CASE("A cache folder the host does not have is the store's, made in the san
     CHECK(policy.can_write("/home/u/.cargo/registry/src/x"));
     CHECK_FALSE(policy.can_write("/home/u/.cargo/config.toml"));
     const Args args = bwrap_arguments(policy, fs, "/home/u/work");
-    // Bound from its upper folder into the rebuilt home before that is made read-only, and
-    // ~/.cargo rebuilt around its registry, with what it holds back read-only.
+    // A link into the store's own folder, made in the rebuilt home before that is made
+    // read-only, and ~/.cargo rebuilt around its registry, with what it holds back read-only.
     const long cache = find_seq(
         args,
-        {"--bind", cache_store_folder(kStore, "/home/u/.cache") + "/upper", "/home/u/.cache"});
+        {"--symlink", "/.caretz/cache/" + missing_cache_name("/home/u/.cache"), "/home/u/.cache"});
     CHECK(cache >= 0);
+    CHECK(cache < find_seq(args, {"--remount-ro", "/"}));
     CHECK(find_seq(args, {"--dir", "/home/u/.cargo"}) >= 0);
     CHECK(find_seq(args, {"--ro-bind-try", "/home/u/.cargo/config.toml",
                           "/home/u/.cargo/config.toml"}) >= 0);
-    CHECK(
-        find_seq(args, {"--bind", cache_store_folder(kStore, "/home/u/.cargo/registry") + "/upper",
-                        "/home/u/.cargo/registry"}) >= 0);
-    CHECK(cache < find_seq(args, {"--remount-ro", "/"}));
+    CHECK(find_seq(args,
+                   {"--symlink", "/.caretz/cache/" + missing_cache_name("/home/u/.cargo/registry"),
+                    "/home/u/.cargo/registry"}) >= 0);
+    CHECK(find_seq(args, {"--bind", kStore + "/own", "/.caretz/cache"}) >= 0);
+}
+
+TEST_CASE("What sandboxes wrote while the host lacked a cache folder starts its upper folder",
+          "[cache_layer]") {
+    char made[] = "/tmp/caretz-cache-test-XXXXXX";
+    REQUIRE(::mkdtemp(made) != nullptr);
+    CacheLayer layer;
+    layer.how = CacheLayer::How::overlay;
+    layer.store = made;
+    layer.missing = {"/home/u/.cache"};
+    REQUIRE(make_cache_store(layer).empty());
+    const std::string own = std::string(made) + "/own/" + missing_cache_name("/home/u/.cache");
+    std::filesystem::create_directory(own + "/newtool");
+    // The host made ~/.cache since.
+    layer.missing.clear();
+    layer.folders = {"/home/u/.cache"};
+    REQUIRE(make_cache_store(layer).empty());
+    CHECK(std::filesystem::exists(cache_upper_folder(layer, "/home/u/.cache") + "/newtool"));
     // Another Caretz of the workspace writes the store's upper folders: this one's own.
-    policy.cache_layer.upper = "upper.42";
-    CHECK(find_seq(bwrap_arguments(policy, fs, "/home/u/work"),
-                   {"--bind", cache_store_folder(kStore, "/home/u/.cache") + "/upper.42",
-                    "/home/u/.cache"}) >= 0);
+    layer.upper = "upper.42";
+    const auto overlays = cache_overlays(layer, "work.42.1");
+    REQUIRE(overlays.size() == 1);
+    CHECK(overlays[0].options.find("upperdir=" + cache_store_folder(made, "/home/u/.cache") +
+                                   "/upper.42,") != std::string::npos);
+    std::filesystem::remove_all(made);
 }
 
 TEST_CASE("One Caretz at a time writes a store's upper folders, none while it is cleared",
