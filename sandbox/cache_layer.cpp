@@ -123,7 +123,7 @@ std::vector<OverlayMount> cache_overlays(const CacheLayer& layer, const std::str
         const std::string own = cache_store_folder(layer.store, folder);
         overlays.push_back({folder, "lowerdir=" + folder +
                                         ",upperdir=" + cache_upper_folder(layer, folder) +
-                                        ",workdir=" + own + "/" + work + ",userxattr,volatile"});
+                                        ",workdir=" + own + "/" + work + ",userxattr"});
     }
     return overlays;
 }

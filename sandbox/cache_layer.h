@@ -95,20 +95,16 @@ private:
 
 // The overlays that make the layer, for spawn_process to mount before bwrap starts (none
 // without CacheLayer::How::overlay), with work folder `work` (make_work_folders) in each
-// store folder. They are volatile: the overlay never syncs its upper folder's file system.
-// Otherwise the unmount when a sandbox ends syncs the whole file system the store lies on
-// (every file anyone on the machine has not written out yet), once per folder, and the
-// Caretz that waits for the sandbox waits for that too (bench/NOTES.md). A crash may then
-// leave what the last sandboxes wrote torn; it is a cache of the sandbox's alone, which
-// `caretz cache clear` empties.
+// store folder.
 std::vector<OverlayMount> cache_overlays(const CacheLayer& layer, const std::string& work);
 
 // Makes a new work folder in each store folder of the overlay way for one sandbox of process
-// `instance`: "work.PID.N". A volatile overlay marks its work folder so that the kernel
-// refuses the next mount over it, and a work folder an overlay used before is removed by the
-// next mount over it first, a slow rmdir per folder on the sandbox's start; so each mount
-// gets one of its own, and those of ended processes go off the start's path
-// (remove_stale_work_folders). Returns the folders' name, or nullopt when one cannot be made.
+// `instance`: "work.PID.N". Two live overlays over one work folder are undefined in overlayfs
+// (a session and a per-command sandbox of one Caretz, doctor's checks), and a work folder an
+// overlay used before is removed by the next mount over it first, a slow rmdir per folder on
+// the sandbox's start (bench/NOTES.md); so each mount gets one of its own, and those of ended
+// processes go off the start's path (remove_stale_work_folders). Returns the folders' name,
+// or nullopt when one cannot be made.
 std::optional<std::string> make_work_folders(const CacheLayer& layer, pid_t instance);
 
 // Why an overlay cannot be had here ("" when it can): the kernel (unprivileged overlayfs came

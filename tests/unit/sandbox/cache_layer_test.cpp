@@ -242,9 +242,8 @@ TEST_CASE("Each overlay lies over its folder with a store folder of its own", "[
     REQUIRE(overlays.size() == 2);
     const std::string own = cache_store_folder(kStore, "/home/u/.cache");
     CHECK(overlays[0].target == "/home/u/.cache");
-    // Volatile: its unmount does not sync the file system the store lies on.
     CHECK(overlays[0].options == "lowerdir=/home/u/.cache,upperdir=" + own +
-                                     "/upper,workdir=" + own + "/work.42.1,userxattr,volatile");
+                                     "/upper,workdir=" + own + "/work.42.1,userxattr");
     CHECK(own != cache_store_folder(kStore, "/home/u/.npm"));
     // One store per workspace.
     CHECK(cache_store("/s", "/home/u/a") != cache_store("/s", "/home/u/b"));
