@@ -78,12 +78,15 @@ bool overlay_fits(const SandboxPolicy& policy, const std::string& folder) {
                         [&](const std::string& h) { return path_within(h, folder); });
 }
 
-// Missing `path` can be made in the sandbox: the nearest folder above it that the host has is
-// a folder (no link) that the sandbox can rebuild with it inside (sandbox/bwrap_command.h).
-bool made_in_folder(const HostFs& fs, const std::string& path) {
+// Missing `path` can be made in the sandbox at no cost: the nearest folder above it that the
+// host has is the home itself (no link), which the sandbox rebuilds anyway, since Caretz's
+// hidden state folder lies in it. Deeper (~/.cargo/git in an existing ~/.cargo), the folder
+// above would have to be rebuilt too, a mount for each of its entries on every start.
+bool made_in_home(const HostFs& fs, const std::string& path, const std::string& home) {
     std::string above = parent_of(path);
     while (above != "/" && fs.type(above) == HostFs::Type::missing) above = parent_of(above);
-    return fs.type(above) == HostFs::Type::directory && fs.real_path(above) == above;
+    return above == home && fs.type(above) == HostFs::Type::directory &&
+           fs.real_path(above) == above;
 }
 
 // FNV-1a: a name for a path that stays the same across builds, unlike std::hash.
@@ -178,7 +181,7 @@ CacheLayer plan_cache_layer(const SandboxPolicy& policy, const HostFs& fs, const
                 continue;
             auto& into = real ? layer.folders : layer.missing;
             if (real ? fs.type(*real) != HostFs::Type::directory
-                     : !path_within(folder, policy.home) || !made_in_folder(fs, folder))
+                     : !made_in_home(fs, folder, policy.home))
                 continue;
             std::erase_if(layer.folders,
                           [&](const std::string& f) { return path_within(f, folder); });

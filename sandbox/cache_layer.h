@@ -29,8 +29,9 @@ struct SandboxPolicy;
 // (spawn.h, SpawnOptions::overlays); bwrap then makes the sandbox's own user namespace inside
 // it, as the user, and binds the folder writable. No command ever runs with that namespace's
 // privileges: bwrap drops them.
-// A cache folder of the home that the host does not have yet is no place for an overlay to lie
-// on, and making it would leave it behind: the sandbox gets a link there to a folder of the
+// A cache folder of the home that the host does not have yet (nor the folder it would lie in,
+// as with a new account's ~/.cache) is no place for an overlay to lie on, and making it would
+// leave it behind: the sandbox gets a link there to a folder of the
 // store's own (kPrivateCacheDir), so a tool that makes it writes into the store. A link, not
 // a mount: each mount costs bwrap a pass over the whole mount table. Once the host makes the
 // folder, what the sandboxes wrote there starts the upper folder of its overlay
@@ -44,10 +45,12 @@ struct CacheLayer {
     How how = How::none;
     std::string store;                 // this workspace's folder under Caretz's state
     std::vector<std::string> folders;  // host folders seen through an overlay
-    std::vector<std::string> missing;  // cache folders of the home the host does not have yet
+    // Cache folders the host does not have yet, where the home is the folder above them
+    // that the host has.
+    std::vector<std::string> missing;
     // Tools' cache variables set in the sandbox, pointing into kPrivateCacheDir: every one in
     // the variables way; in the overlay way, those whose folder the host does not have yet
-    // and the sandbox cannot be given (outside the home, or below a link).
+    // and the sandbox is not given (CacheLayer::missing).
     std::map<std::string, std::string> variables;
     // The folder of each store folder that takes this Caretz's writes: "upper", or, while
     // another Caretz of the workspace writes there (CacheStoreUse), "upper.PID" of its own,
