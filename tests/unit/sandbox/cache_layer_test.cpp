@@ -81,6 +81,11 @@ TEST_CASE("A missing cache folder outside the home gets its tool's variable", "[
           layer.missing.end());
     // Below a link: made where the link leads, which the sandbox may not rebuild.
     CHECK(layer.variables.at("PIP_CACHE_DIR") == "/.caretz/cache/pip");
+    SandboxPolicy policy = policy_in("/home/u/work", env);
+    policy.cache_layer = layer;
+    const Args args = bwrap_arguments(policy, fs, "/home/u/work");
+    CHECK(find_seq(args, {"--bind", kStore + "/own", "/.caretz/cache"}) >= 0);
+    CHECK(find_seq(args, {"--setenv", "GOCACHE", "/.caretz/cache/go-build"}) >= 0);
 }
 
 TEST_CASE("Caches the sandbox writes already, or cannot see, are left alone", "[cache_layer]") {
@@ -142,9 +147,10 @@ TEST_CASE("Cache folders are bound writable over what protects them", "[cache_la
     CHECK_FALSE(policy.can_write("/home/u/.cargo/config.toml"));
     CHECK(find_seq(args, {"--bind", "/home/u/.cargo/registry", "/home/u/.cargo/registry"}) >
           find_seq(args, {"--ro-bind", "/home/u/.cargo", "/home/u/.cargo"}));
-    // The store's own folder and the variables, where a variable points there.
+    // The store's own folder, where the link of the missing ~/go/pkg/mod leads.
     CHECK(find_seq(args, {"--bind", kStore + "/own", "/.caretz/cache"}) >= 0);
-    CHECK(find_seq(args, {"--setenv", "GOMODCACHE", "/.caretz/cache/go-mod"}) >= 0);
+    CHECK(find_seq(args, {"--symlink", "/.caretz/cache/" + missing_cache_name("/home/u/go/pkg/mod"),
+                          "/home/u/go/pkg/mod"}) >= 0);
 }
 
 TEST_CASE("A cache folder the host does not have is the store's, made in the sandbox",
