@@ -131,6 +131,10 @@ def main():
         if status or status2:
             raise SystemExit(f"go build failed (host {status}, sandbox {status2})")
         build_times["sandbox"].append(t2)
+    # The overlays leave their work folders without permissions: Caretz's own clear opens them.
+    for key in ("layer", "plain"):
+        subprocess.run([args.caretz, "cache", "clear"], cwd=os.path.join(homes[key], "ws"),
+                       env=envs[key], stdout=subprocess.DEVNULL, check=True)
     os.chdir("/")
     shutil.rmtree(root, ignore_errors=True)
 
