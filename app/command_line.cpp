@@ -191,7 +191,8 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
     CLI::App* cache_clear = cache->add_subcommand(
         "clear",
         "Empty the private cache layer of this folder's sandboxes: later sandboxes see the "
-        "host's caches as they are");
+        "host's caches as they are. Refused while a Caretz of this folder runs; "
+        "\"sandbox\": {\"cache_layer\": false} in the config turns the layer off");
     cache->require_subcommand(1);
     // Options may come before or after the subcommand's name.
     add_shared_options(*exec, cl, timeout);

@@ -153,6 +153,8 @@ private:
                          layer.denied_domains = domains(value, path);
                      } else if (key == "env") {
                          layer.env = string_map(value, path);
+                     } else if (key == "cache_layer") {
+                         layer.cache_layer = boolean(value, path);
                      } else if (key == "open_host_run") {
                          // Only a policy's: in a user's config it would bind nothing.
                          if (context_.only_keys.empty())
@@ -274,6 +276,7 @@ void lay_over(ConfigLayer& below, const ConfigLayer& above) {
     if (above.ask_sandbox_off) below.ask_sandbox_off = above.ask_sandbox_off;
     if (above.permission_timeout) below.permission_timeout = above.permission_timeout;
     if (above.allow_docker) below.allow_docker = above.allow_docker;
+    if (above.cache_layer) below.cache_layer = above.cache_layer;
     if (above.writable) below.writable = above.writable;
     if (above.hidden) below.hidden = above.hidden;
     if (above.visible) below.visible = above.visible;
@@ -441,6 +444,7 @@ Settings merge_settings(const std::vector<SourcedLayer>& layers) {
     settings.ask_sandbox_off = merged.ask_sandbox_off.value_or(false);
     settings.permission_timeout = merged.permission_timeout;
     settings.sandbox.allow_docker = merged.allow_docker.value_or(false);
+    settings.sandbox.cache_layer = merged.cache_layer.value_or(true);
     settings.sandbox.writable = merged.writable.value_or(std::vector<std::string>{});
     settings.sandbox.hidden = merged.hidden.value_or(std::vector<std::string>{});
     settings.sandbox.visible = merged.visible.value_or(std::vector<std::string>{});

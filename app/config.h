@@ -25,6 +25,8 @@ struct ConfigLayer {
     std::optional<bool> ask_sandbox_off;
     std::optional<std::chrono::seconds> permission_timeout;
     std::optional<bool> allow_docker;
+    // "sandbox.cache_layer": false turns the private cache layer off (sandbox/cache_layer.h).
+    std::optional<bool> cache_layer;
     std::optional<std::vector<std::string>> writable;
     std::optional<std::vector<std::string>> hidden;
     // Gives back credential stores hidden by default. Only the user's own config file (and its

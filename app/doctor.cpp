@@ -160,7 +160,8 @@ std::pair<DoctorCheck, DoctorCheck> check_session(const SandboxSpec& spec) {
 }
 
 // The layer as sandboxes get it: its overlays mounted for a real process, as before bwrap.
-DoctorCheck check_cache_layer(const CacheLayer& layer) {
+DoctorCheck check_cache_layer(const SandboxPolicy& policy, const Settings& settings) {
+    const CacheLayer& layer = policy.cache_layer;
     const std::string name = "cache layer";
     auto listed = [](const auto& items, auto name_of_item) {
         std::string out;
@@ -172,7 +173,12 @@ DoctorCheck check_cache_layer(const CacheLayer& layer) {
         listed(layer.variables, [](const auto& variable) { return variable.first; });
     switch (layer.how) {
         case CacheLayer::How::none:
-            return ok(name, "off in plan mode: nothing is writable but /tmp");
+            if (policy.read_only) return ok(name, "off in plan mode: nothing is writable but /tmp");
+            if (settings.sandbox.cache_layer)
+                return problem(name, "off: its store could not be made (the note above says why)");
+            return ok(name, "off (" + settings.sources.at("sandbox.cache_layer") +
+                                "): the tools' caches are read-only in the sandbox, and a "
+                                "command that writes one gets the offer to run outside");
         case CacheLayer::How::variables:
             return ok(name, "no overlay here (" + layer.without_overlay + "), so " + variables +
                                 " point at a private folder of " + layer.store +
@@ -181,8 +187,9 @@ DoctorCheck check_cache_layer(const CacheLayer& layer) {
             break;
     }
     SpawnOptions options;
-    options.overlays = cache_overlays(layer, ::getpid());
-    if (!output_of({"/bin/true"}, options))
+    const auto work = make_work_folders(layer, ::getpid());
+    if (work) options.overlays = cache_overlays(layer, *work);
+    if (!work || !output_of({"/bin/true"}, options))
         return problem(name,
                        "the overlay over the caches could not be mounted, so no sandbox "
                        "can start; caretz exec true shows why");
@@ -339,7 +346,7 @@ int run_doctor(const CommandLine& cl) {
     SandboxSpec spec = sandbox_spec_for(cl, settings, user);
     auto session_checks = std::async(std::launch::async, check_session, spec);
     report(check_audit_log(user));
-    report(check_cache_layer(spec.policy.cache_layer));
+    report(check_cache_layer(spec.policy, settings));
     report(check_session_bus(user));
     report(check_network_proxy(spec.policy));
     report(check_utmp());

@@ -67,14 +67,17 @@ void note_ignored_workspace_config(const std::string& workspace, std::vector<std
                     kMachineConfigPath);
 }
 
-// The private cache layer of the policy's workspace (sandbox/cache_layer.h). Whether an
-// overlay can be had is probed on Caretz's state folder, where the store lies, or on the home
-// before that folder is made.
-CacheLayer cache_layer_for(const SandboxPolicy& policy, const UserContext& user) {
-    const std::string state_dir = state_dir_of(user.home);
+// The private cache layer of the policy's workspace (sandbox/cache_layer.h), unless
+// sandbox.cache_layer turns it off. Whether an overlay can be had is probed on Caretz's state
+// folder, where the store lies, or before that folder is made, on the folder it will be made
+// in ($XDG_STATE_HOME may lie on another file system than the home).
+CacheLayer cache_layer_for(const SandboxPolicy& policy, const PolicySettings& settings,
+                           const UserContext& user) {
+    if (!settings.cache_layer) return {};
+    std::filesystem::path probed = state_dir_of(user.home);
     std::error_code ignored;
-    const std::string probed =
-        std::filesystem::is_directory(state_dir, ignored) ? state_dir : user.home;
+    while (!std::filesystem::is_directory(probed, ignored) && probed.has_relative_path())
+        probed = probed.parent_path();
     return plan_cache_layer(policy, RealHostFs(), user.env, workspace_cache_store(user),
                             overlay_unavailable_reason(probed));
 }
@@ -86,7 +89,7 @@ SandboxPolicy settings_policy(const CommandLine& cl, const Settings& settings,
     policy_settings.read_only = cl.plan;
     SandboxPolicy policy = make_policy(policy_settings, user.home, user.cwd, user.env);
     protect_home_configuration(policy, RealHostFs());
-    policy.cache_layer = cache_layer_for(policy, user);
+    policy.cache_layer = cache_layer_for(policy, policy_settings, user);
     return policy;
 }
 
@@ -105,6 +108,23 @@ void note_opened_caches(const SandboxPolicy& policy, const UserContext& user,
                         "puts there runs outside the sandbox later. Without it, the private "
                         "cache layer gives sandboxed commands a writable cache of their own");
     }
+}
+
+// Takes the layer's store for this process (CacheStoreUse) and makes its folders; a layer
+// that cannot be had is off, with a note saying why.
+void use_cache_store(SandboxSpec& spec, std::vector<std::string>& notes) {
+    CacheLayer& layer = spec.policy.cache_layer;
+    if (layer.how == CacheLayer::How::none) return;
+    std::string problem;
+    auto use = CacheStoreUse::take(layer.store, problem);
+    if (use && !use->owns_upper()) layer.upper = "upper." + std::to_string(::getpid());
+    if (use) problem = make_cache_store(layer);
+    if (!problem.empty()) {
+        notes.push_back("caretz: the private cache layer is off: " + problem);
+        layer = {};
+        return;
+    }
+    spec.cache_store_use = std::make_shared<const CacheStoreUse>(std::move(*use));
 }
 
 }  // namespace
@@ -139,13 +159,9 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     SandboxSpec spec;
     spec.policy = settings_policy(cl, settings, user);
     note_opened_caches(spec.policy, user, notes);
-    if (std::string problem = make_cache_store(spec.policy.cache_layer, ::getpid());
-        !problem.empty()) {
-        notes.push_back("caretz: the private cache layer is off: " + problem);
-        spec.policy.cache_layer = {};
-    }
+    use_cache_store(spec, notes);
     // Off the start's path; a one-shot exec may end first, and the next start goes on.
-    if (!spec.policy.cache_layer.folders.empty()) {
+    if (spec.policy.cache_layer.how == CacheLayer::How::overlay) {
         SignalsBlocked inherited;
         std::thread(remove_stale_work_folders, spec.policy.cache_layer).detach();
     }
@@ -229,10 +245,17 @@ std::string on_off(bool on) {
 
 // The store's size is measured for `caretz sandbox show` only: a large cache takes a while to
 // walk, which a session's start should not wait for.
-void report_cache_layer(const CacheLayer& layer, bool measure, SandboxReport& r) {
+void report_cache_layer(const SandboxPolicy& policy, const Settings& settings, bool measure,
+                        SandboxReport& r) {
+    const CacheLayer& layer = policy.cache_layer;
     switch (layer.how) {
         case CacheLayer::How::none:
-            r.cache_layer = {"off (plan mode)", "built in"};
+            r.cache_layer = policy.read_only
+                                ? SourcedValue{"off (plan mode)", "--plan"}
+                                : SourcedValue{
+                                      "off: the caches are read-only like the rest of the home's "
+                                      "configuration",
+                                      source_of(settings, "sandbox.cache_layer")};
             return;
         case CacheLayer::How::overlay:
             r.cache_layer = {"overlay: the host's caches below, the sandbox's writes in the store",
@@ -250,6 +273,8 @@ void report_cache_layer(const CacheLayer& layer, bool measure, SandboxReport& r)
     if (measure) r.cache_size = cache_store_size(layer.store);
     for (const auto& folder : layer.folders)
         r.caches.push_back({folder, "built in: seen with what the host's cache holds"});
+    for (const auto& folder : layer.missing)
+        r.caches.push_back({folder, "built in: missing on the host, a link to the store"});
     for (const auto& [name, value] : layer.variables)
         r.caches.push_back({name + "=" + value, "built in: a private folder of the store"});
 }
@@ -301,7 +326,7 @@ SandboxReport sandbox_report_for(const CommandLine& cl, const Settings& settings
                                    ? source_of(settings, "sandbox.hidden")
                                    : "built in"});
     r.visible = sourced(settings.sandbox.visible, source_of(settings, "sandbox.visible"));
-    report_cache_layer(policy.cache_layer, cl.mode == Mode::sandbox_show, r);
+    report_cache_layer(policy, settings, cl.mode == Mode::sandbox_show, r);
 
     for (const auto& [name, value] : policy.env_overlay)
         r.env_added.push_back({name + "=" + value, source_of(settings, "sandbox.env")});

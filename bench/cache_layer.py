@@ -11,7 +11,12 @@ that alternate between the homes:
   3. `go build` of a small program whose source changes every round, inside the sandbox
      (`caretz exec`, reading Go's warm build cache through the overlay) against the same build
      on the host.
-Prints one JSON object and a short table. Usage: cache_layer.py --caretz PATH [-n N]
+A third home, the layer's with `"sandbox": {"cache_layer": false}` in its config, measures the
+one-shot exec with the layer switched off in the same home. With --before PATH (an earlier
+Caretz build, which may not know that switch), the one-shot exec of that build runs in the same
+rounds, in the layer's home and the one without caches, so that the two builds' figures come
+from one run on one machine's load.
+Prints one JSON object. Usage: cache_layer.py --caretz PATH [--before PATH] [-n N]
 """
 
 import argparse
@@ -36,6 +41,12 @@ def make_home(root, name, caches):
     return home
 
 
+def switch_layer_off(home):
+    os.makedirs(os.path.join(home, ".config", "caretz"))
+    with open(os.path.join(home, ".config", "caretz", "config.json"), "w") as f:
+        json.dump({"sandbox": {"cache_layer": False}}, f)
+
+
 def env_for(home):
     return {"HOME": home, "USER": os.environ.get("USER", "user"), "SHELL": "/bin/bash",
             "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "TERM": "xterm-256color"}
@@ -57,6 +68,7 @@ def median_ms(values):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--caretz", required=True)
+    ap.add_argument("--before", help="an earlier Caretz build, measured alongside")
     ap.add_argument("-n", type=int, default=60)
     ap.add_argument("--builds", type=int, default=7)
     ap.add_argument("--settle", type=float, default=bench.SETTLE_LONGEST,
@@ -64,26 +76,33 @@ def main():
     args = ap.parse_args()
     bench.SETTLE_LONGEST = args.settle
     root = tempfile.mkdtemp(prefix="caretz-cache-bench-")
-    homes = {"layer": make_home(root, "layer", True), "plain": make_home(root, "plain", False)}
+    homes = {"layer": make_home(root, "layer", True), "plain": make_home(root, "plain", False),
+             "off": make_home(root, "off", True)}
+    switch_layer_off(homes["off"])
     envs = {k: env_for(h) for k, h in homes.items()}
     # Go's build cache of the layer home is warm, from a build on the host.
     go_project(os.path.join(homes["layer"], "ws"), 0)
     subprocess.run(["go", "build", "-buildvcs=false", "-o", "/dev/null", "."],
                    cwd=os.path.join(homes["layer"], "ws"), env=envs["layer"], check=True)
 
-    exec_times = {k: [] for k in homes}
+    # (build, home) pairs, each round in another order.
+    runs = [(args.caretz, "layer"), (args.caretz, "plain"), (args.caretz, "off")]
+    if args.before:
+        runs += [(args.before, "layer"), (args.before, "plain")]
+    exec_times = {run: [] for run in runs}
     bench.settle("one-shot caretz exec true")
     for i in range(args.n):
-        for key in (("layer", "plain") if i % 2 == 0 else ("plain", "layer")):
+        for caretz, key in runs[i % len(runs):] + runs[:i % len(runs)]:
             os.chdir(os.path.join(homes[key], "ws"))
-            t, status = bench.spawn_timed([args.caretz, "exec", "true"], envs[key])
+            t, status = bench.spawn_timed([caretz, "exec", "true"], envs[key])
             if status != 0:
-                raise SystemExit(f"caretz exec true failed in the {key} home ({status})")
-            exec_times[key].append(t)
+                raise SystemExit(f"{caretz} exec true failed in the {key} home ({status})")
+            exec_times[(caretz, key)].append(t)
 
-    warm_times = {k: [] for k in homes}
+    warm_homes = ("layer", "plain")
+    warm_times = {k: [] for k in warm_homes}
     sessions = {k: bench.WarmSession(args.caretz, envs[k], cwd=os.path.join(homes[k], "ws"))
-                for k in homes}
+                for k in warm_homes}
     for s in sessions.values():
         s.start()
     bench.settle("warm per-command true")
@@ -112,21 +131,33 @@ def main():
         if status or status2:
             raise SystemExit(f"go build failed (host {status}, sandbox {status2})")
         build_times["sandbox"].append(t2)
+    # The overlays leave their work folders without permissions: Caretz's own clear opens them.
+    for key in ("layer", "plain"):
+        subprocess.run([args.caretz, "cache", "clear"], cwd=os.path.join(homes[key], "ws"),
+                       env=envs[key], stdout=subprocess.DEVNULL, check=True)
     os.chdir("/")
     shutil.rmtree(root, ignore_errors=True)
 
+    exec_ms = {("before " if caretz == args.before else "") + key: median_ms(v)
+               for (caretz, key), v in exec_times.items()}
     result = {
-        "exec_true_ms": {k: median_ms(v) for k, v in exec_times.items()},
+        "exec_true_ms": exec_ms,
         "warm_true_ms": {k: median_ms(v) for k, v in warm_times.items()},
         "go_build_ms": {k: median_ms(v) for k, v in build_times.items()},
         "n": {"exec": args.n, "warm": args.n * 5, "builds": args.builds},
         "load": bench.loadavg(),
     }
     result["ratios"] = {
-        "exec_true_layer_over_plain": result["exec_true_ms"]["layer"] / result["exec_true_ms"]["plain"],
+        "exec_true_layer_over_plain": exec_ms["layer"] / exec_ms["plain"],
+        "exec_true_layer_over_off": exec_ms["layer"] / exec_ms["off"],
         "warm_true_layer_over_plain": result["warm_true_ms"]["layer"] / result["warm_true_ms"]["plain"],
         "go_build_sandbox_over_host": result["go_build_ms"]["sandbox"] / result["go_build_ms"]["host"],
     }
+    if args.before:
+        result["ratios"]["before_exec_true_layer_over_plain"] = (
+            exec_ms["before layer"] / exec_ms["before plain"])
+        result["ratios"]["exec_true_layer_after_over_before"] = (
+            exec_ms["layer"] / exec_ms["before layer"])
     print(json.dumps(result, indent=2))
 
 

@@ -1,6 +1,7 @@
 #include "sandbox/bwrap_command.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "sandbox/path_names.h"
@@ -33,6 +34,14 @@ public:
                     if (auto real = fs.real_path(w)) writable_.push_back(*real);
             sealed_.insert(policy.sealed.begin(), policy.sealed.end());
             cache_ = policy.cache_layer.folders;
+            for (const auto& folder : policy.cache_layer.missing) {
+                // Made in the rebuilt folder above it that the host has, like a hidden path.
+                std::string above = parent_of(folder);
+                while (above != "/" && fs.type(above) == HostFs::Type::missing)
+                    above = parent_of(above);
+                missing_cache_[above].push_back(folder);
+                for (std::string p = above; p != "/"; p = parent_of(p)) rebuilt_.insert(p);
+            }
         }
         for (const auto& p : policy.protected_paths)
             if (auto real = fs.real_path(p)) protected_real_.push_back(*real);
@@ -131,10 +140,11 @@ private:
         }
     }
 
-    // Where the tools' cache variables point when they cannot be layered (CacheLayer).
+    // Where the tools' cache variables point when they cannot be layered, and the links of
+    // the cache folders the host lacks lead (CacheLayer).
     void private_cache_folder() {
         const CacheLayer& layer = policy_.cache_layer;
-        if (layer.variables.empty()) return;
+        if (layer.variables.empty() && layer.missing.empty()) return;
         add({"--bind", layer.store + "/own", kPrivateCacheDir});
         for (const auto& [variable, value] : layer.variables) add({"--setenv", variable, value});
     }
@@ -171,6 +181,9 @@ private:
                 if (!write) bound_ro_.insert(path);
             }
         }
+        // bwrap makes the folders between while this folder is still writable.
+        for (const auto& folder : missing_cache_[dir])
+            add({"--symlink", join_path(kPrivateCacheDir, missing_cache_name(folder)), folder});
         if (own_tmpfs) add({"--remount-ro", dir});
     }
 
@@ -246,6 +259,8 @@ private:
     std::vector<std::string> protected_real_;  // the protected paths there are, resolved
     std::vector<std::string> writable_;
     std::vector<std::string> cache_;  // CacheLayer::folders
+    // CacheLayer::missing, by the folder the host has above each (rebuilt, to be made in).
+    std::map<std::string, std::vector<std::string>> missing_cache_;
     std::vector<std::string> args_;
     bool copying_ = false;  // the private folders get their copies (build() has `copied`)
 };

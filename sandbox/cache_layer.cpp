@@ -1,10 +1,14 @@
 #include "sandbox/cache_layer.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/xattr.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -74,6 +78,17 @@ bool overlay_fits(const SandboxPolicy& policy, const std::string& folder) {
                         [&](const std::string& h) { return path_within(h, folder); });
 }
 
+// Missing `path` can be made in the sandbox at no cost: the nearest folder above it that the
+// host has is the home itself (no link), which the sandbox rebuilds anyway, since Caretz's
+// hidden state folder lies in it. Deeper (~/.cargo/git in an existing ~/.cargo), the folder
+// above would have to be rebuilt too, a mount for each of its entries on every start.
+bool made_in_home(const HostFs& fs, const std::string& path, const std::string& home) {
+    std::string above = parent_of(path);
+    while (above != "/" && fs.type(above) == HostFs::Type::missing) above = parent_of(above);
+    return above == home && fs.type(above) == HostFs::Type::directory &&
+           fs.real_path(above) == above;
+}
+
 // FNV-1a: a name for a path that stays the same across builds, unlike std::hash.
 std::string path_key(const std::string& path) {
     std::uint64_t hash = 14695981039346656037ULL;
@@ -86,10 +101,6 @@ std::string path_key(const std::string& path) {
     return name_of(path) + "-" + hex;
 }
 
-std::string work_folder(pid_t instance) {
-    return "work." + std::to_string(instance);
-}
-
 }  // namespace
 
 std::string cache_store(const std::string& state_dir, const std::string& workspace) {
@@ -100,15 +111,34 @@ std::string cache_store_folder(const std::string& store, const std::string& fold
     return store + "/" + path_key(folder);
 }
 
-std::vector<OverlayMount> cache_overlays(const CacheLayer& layer, pid_t instance) {
+std::string missing_cache_name(const std::string& folder) {
+    return path_key(folder);
+}
+
+std::string cache_upper_folder(const CacheLayer& layer, const std::string& folder) {
+    return cache_store_folder(layer.store, folder) + "/" + layer.upper;
+}
+
+std::vector<OverlayMount> cache_overlays(const CacheLayer& layer, const std::string& work) {
     std::vector<OverlayMount> overlays;
     if (layer.how != CacheLayer::How::overlay) return overlays;
     for (const auto& folder : layer.folders) {
         const std::string own = cache_store_folder(layer.store, folder);
-        overlays.push_back({folder, "lowerdir=" + folder + ",upperdir=" + own + "/upper,workdir=" +
-                                        own + "/" + work_folder(instance) + ",userxattr"});
+        overlays.push_back({folder, "lowerdir=" + folder +
+                                        ",upperdir=" + cache_upper_folder(layer, folder) +
+                                        ",workdir=" + own + "/" + work + ",userxattr"});
     }
     return overlays;
+}
+
+std::optional<std::string> make_work_folders(const CacheLayer& layer, pid_t instance) {
+    static std::atomic<unsigned> made{0};
+    const std::string work = "work." + std::to_string(instance) + "." + std::to_string(++made);
+    if (layer.how != CacheLayer::How::overlay) return work;
+    for (const auto& folder : layer.folders)
+        if (::mkdir((cache_store_folder(layer.store, folder) + "/" + work).c_str(), 0700) != 0)
+            return std::nullopt;
+    return work;
 }
 
 std::string overlay_unavailable_reason(const std::string& store_base) {
@@ -136,30 +166,34 @@ CacheLayer plan_cache_layer(const SandboxPolicy& policy, const HostFs& fs, const
     layer.without_overlay = without_overlay;
     layer.how = without_overlay.empty() ? CacheLayer::How::overlay : CacheLayer::How::variables;
     const auto locations = cache_locations(policy.home, env);
+    auto layered = [&](const std::string& path) {
+        auto within = [&](const std::string& f) { return path_within(path, f); };
+        return std::any_of(layer.folders.begin(), layer.folders.end(), within) ||
+               std::any_of(layer.missing.begin(), layer.missing.end(), within);
+    };
     if (layer.how == CacheLayer::How::overlay) {
         for (const auto& location : locations) {
             auto real = fs.real_path(location.path);
+            const std::string folder = real ? *real : location.path;
             // The store may not lie in a folder it is a layer of: the overlay refuses that.
-            if (!real || fs.type(*real) != HostFs::Type::directory ||
-                writable_already(policy, *real) || !overlay_fits(policy, *real) ||
-                path_within(store, *real))
+            if (writable_already(policy, folder) || !overlay_fits(policy, folder) ||
+                path_within(store, folder) || layered(folder))
                 continue;
-            auto& folders = layer.folders;
-            if (std::any_of(folders.begin(), folders.end(),
-                            [&](const std::string& f) { return path_within(*real, f); }))
+            auto& into = real ? layer.folders : layer.missing;
+            if (real ? fs.type(*real) != HostFs::Type::directory
+                     : !made_in_home(fs, folder, policy.home))
                 continue;
-            std::erase_if(folders, [&](const std::string& f) { return path_within(f, *real); });
-            folders.push_back(*real);
+            std::erase_if(layer.folders,
+                          [&](const std::string& f) { return path_within(f, folder); });
+            std::erase_if(layer.missing,
+                          [&](const std::string& f) { return path_within(f, folder); });
+            into.push_back(folder);
         }
     }
     for (const auto& location : locations) {
         if (location.variable.empty() || writable_already(policy, location.path)) continue;
         auto real = fs.real_path(location.path);
-        const bool layered =
-            std::any_of(layer.folders.begin(), layer.folders.end(), [&](const std::string& f) {
-                return path_within(location.path, f) || (real && path_within(*real, f));
-            });
-        if (!layered)
+        if (!layered(location.path) && !(real && layered(*real)))
             layer.variables[location.variable] = join_path(kPrivateCacheDir, location.name);
     }
     return layer;
@@ -173,7 +207,7 @@ std::string cache_opened_by(const std::string& root, const std::string& home,
     return "";
 }
 
-std::string make_cache_store(const CacheLayer& layer, pid_t instance) {
+std::string make_cache_store(const CacheLayer& layer) {
     if (layer.how == CacheLayer::How::none) return "";
     std::error_code error;
     auto make = [&](const std::string& folder) {
@@ -182,15 +216,20 @@ std::string make_cache_store(const CacheLayer& layer, pid_t instance) {
     };
     if (!make(layer.store)) return "cannot make " + layer.store + ": " + error.message();
     fs::permissions(layer.store, fs::perms::owner_all, error);
+    const std::string own = layer.store + "/own/";
     for (const auto& folder : layer.folders) {
-        const std::string own = cache_store_folder(layer.store, folder);
-        if (!make(own + "/upper") || !make(own + "/" + work_folder(instance)))
-            return "cannot make " + own + ": " + error.message();
+        const std::string upper = cache_upper_folder(layer, folder);
+        // What sandboxes wrote while the host lacked the folder starts its upper folder.
+        if (layer.upper == "upper" && !fs::exists(upper, error) &&
+            make(cache_store_folder(layer.store, folder)))
+            fs::rename(own + missing_cache_name(folder), upper, error);
+        if (!make(upper)) return "cannot make " + upper + ": " + error.message();
     }
-    for (const auto& [variable, inside] : layer.variables) {
-        const std::string own = layer.store + "/own/" + name_of(inside);
-        if (!make(own)) return "cannot make " + own + ": " + error.message();
-    }
+    std::vector<std::string> names;
+    for (const auto& folder : layer.missing) names.push_back(missing_cache_name(folder));
+    for (const auto& [variable, inside] : layer.variables) names.push_back(name_of(inside));
+    for (const auto& name : names)
+        if (!make(own + name)) return "cannot make " + own + name + ": " + error.message();
     return "";
 }
 
@@ -227,8 +266,11 @@ void remove_stale_work_folders(const CacheLayer& layer) {
         for (fs::directory_iterator it(cache_store_folder(layer.store, folder), error), end;
              !error && it != end; it.increment(error)) {
             const std::string name = it->path().filename();
-            if (!name.starts_with("work.")) continue;
-            const auto pid = static_cast<pid_t>(std::atol(name.c_str() + 5));
+            const size_t dot = name.find('.');
+            if (dot == std::string::npos) continue;
+            const std::string kind = name.substr(0, dot);
+            if (kind != "work" && kind != "upper") continue;
+            const auto pid = static_cast<pid_t>(std::atol(name.c_str() + dot + 1));
             // A process of this user that still runs may still have the overlay mounted.
             if (pid <= 0 || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
             open_folders(it->path());
@@ -238,7 +280,44 @@ void remove_stale_work_folders(const CacheLayer& layer) {
     }
 }
 
+namespace {
+
+// The lock files beside `store` (CacheStoreUse), made when missing.
+UniqueFd open_lock(const std::string& store, const char* which) {
+    std::error_code ignored;
+    fs::create_directories(fs::path(store).parent_path(), ignored);
+    const std::string path = store + "." + which + ".lock";
+    return UniqueFd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+}
+
+}  // namespace
+
+std::optional<CacheStoreUse> CacheStoreUse::take(const std::string& store, std::string& problem) {
+    CacheStoreUse use;
+    use.users_ = open_lock(store, "users");
+    use.upper_ = open_lock(store, "upper");
+    int taken = -1;
+    while (use.users_.valid() && (taken = ::flock(use.users_.get(), LOCK_SH)) != 0 &&
+           errno == EINTR) {
+    }
+    if (taken != 0 || !use.upper_.valid()) {
+        problem = "cannot lock " + store + ": " + std::strerror(errno);
+        return std::nullopt;
+    }
+    if (::flock(use.upper_.get(), LOCK_EX | LOCK_NB) != 0) use.upper_.reset();
+    return use;
+}
+
 std::string clear_cache_store(const std::string& store) {
+    const UniqueFd users = open_lock(store, "users");
+    if (!users.valid()) return "cannot lock " + store + ": " + std::strerror(errno);
+    if (::flock(users.get(), LOCK_EX | LOCK_NB) != 0)
+        return errno == EWOULDBLOCK
+                   ? "a Caretz session or command of this folder is running and uses its "
+                     "private cache layer (" +
+                         store +
+                         "); end it (or wait for it to end), then run caretz cache clear again"
+                   : "cannot lock " + store + ": " + std::strerror(errno);
     std::error_code error;
     if (!fs::exists(store, error)) return "";
     open_folders(store);

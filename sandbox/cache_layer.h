@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "pty/unique_fd.h"
 #include "sandbox/environment.h"
 #include "sandbox/spawn.h"
 
@@ -28,22 +29,40 @@ struct SandboxPolicy;
 // (spawn.h, SpawnOptions::overlays); bwrap then makes the sandbox's own user namespace inside
 // it, as the user, and binds the folder writable. No command ever runs with that namespace's
 // privileges: bwrap drops them.
+// A cache folder of the home that the host does not have yet (nor the folder it would lie in,
+// as with a new account's ~/.cache) is no place for an overlay to lie on, and making it would
+// leave it behind: the sandbox gets a link there to a folder of the
+// store's own (kPrivateCacheDir), so a tool that makes it writes into the store. A link, not
+// a mount: each mount costs bwrap a pass over the whole mount table. Once the host makes the
+// folder, what the sandboxes wrote there starts the upper folder of its overlay
+// (make_cache_store), so they find it on top of what the host's folder holds.
 // variables: where no overlay can be had, the tools' own cache variables point at a private
 // folder of the store (kPrivateCacheDir inside); the host's caches are then not seen.
+// none: plan mode (nothing is writable but /tmp), or sandbox.cache_layer is false: the
+// caches are as read-only as the rest of the home's configuration.
 struct CacheLayer {
     enum class How { none, overlay, variables };
     How how = How::none;
     std::string store;                 // this workspace's folder under Caretz's state
     std::vector<std::string> folders;  // host folders seen through an overlay
+    // Cache folders the host does not have yet, where the home is the folder above them
+    // that the host has.
+    std::vector<std::string> missing;
     // Tools' cache variables set in the sandbox, pointing into kPrivateCacheDir: every one in
     // the variables way; in the overlay way, those whose folder the host does not have yet
-    // (an overlay needs a folder to lie on, and making one would leave it behind).
+    // and the sandbox is not given (CacheLayer::missing).
     std::map<std::string, std::string> variables;
+    // The folder of each store folder that takes this Caretz's writes: "upper", or, while
+    // another Caretz of the workspace writes there (CacheStoreUse), "upper.PID" of its own,
+    // which goes when it ends: two live overlays over one upper folder are undefined in
+    // overlayfs.
+    std::string upper = "upper";
     // Why the overlay way could not be had, for `caretz doctor` ("" with an overlay).
     std::string without_overlay;
 };
 
-// Where the store's own folder (CacheLayer::variables) is seen inside the sandbox.
+// Where the store's own folder (CacheLayer::variables, CacheLayer::missing) is seen inside
+// the sandbox.
 inline constexpr const char* kPrivateCacheDir = "/.caretz/cache";
 
 // The folder of the private cache layer of `workspace` under Caretz's state folder.
@@ -53,13 +72,43 @@ std::string cache_store(const std::string& state_dir, const std::string& workspa
 // in it are the overlay's.
 std::string cache_store_folder(const std::string& store, const std::string& folder);
 
+// The name, in the store's own folder, of the folder for cache folder `folder` while the host
+// lacks it (CacheLayer::missing).
+std::string missing_cache_name(const std::string& folder);
+
+// The folder that takes this Caretz's writes over host folder `folder` (CacheLayer::upper).
+std::string cache_upper_folder(const CacheLayer& layer, const std::string& folder);
+
+// A Caretz process's use of a store, held while it runs: shared by every Caretz whose
+// sandboxes use it and taken alone by `caretz cache clear`, so that a store is never emptied
+// under a live overlay; and the store's upper folders, which one Caretz at a time writes
+// (CacheLayer::upper). flock(2) on two files beside the store, which clearing it keeps: the
+// kernel lets go of them when the process ends, however it ends.
+class CacheStoreUse {
+public:
+    // Waits while the store is being cleared. Returns nullopt, with `problem` set, when the
+    // lock files cannot be made.
+    static std::optional<CacheStoreUse> take(const std::string& store, std::string& problem);
+    // This process writes the store's own upper folders.
+    bool owns_upper() const { return upper_.valid(); }
+
+private:
+    UniqueFd users_, upper_;
+};
+
 // The overlays that make the layer, for spawn_process to mount before bwrap starts (none
-// without CacheLayer::How::overlay). An overlay leaves its work folder behind, and the next
-// mount over the same one removes it first: a slow rmdir on every sandbox's start, per folder
-// (bench/NOTES.md). So the sandboxes of each Caretz process use work folders of their own,
-// "work.PID" for `instance`, and those of ended processes go off the start's path
-// (remove_stale_work_folders).
-std::vector<OverlayMount> cache_overlays(const CacheLayer& layer, pid_t instance);
+// without CacheLayer::How::overlay), with work folder `work` (make_work_folders) in each
+// store folder.
+std::vector<OverlayMount> cache_overlays(const CacheLayer& layer, const std::string& work);
+
+// Makes a new work folder in each store folder of the overlay way for one sandbox of process
+// `instance`: "work.PID.N". Two live overlays over one work folder are undefined in overlayfs
+// (a session and a per-command sandbox of one Caretz, doctor's checks), and a work folder an
+// overlay used before is removed by the next mount over it first, a slow rmdir per folder on
+// the sandbox's start (bench/NOTES.md); so each mount gets one of its own, and those of ended
+// processes go off the start's path (remove_stale_work_folders). Returns the folders' name,
+// or nullopt when one cannot be made.
+std::optional<std::string> make_work_folders(const CacheLayer& layer, pid_t instance);
 
 // Why an overlay cannot be had here ("" when it can): the kernel (unprivileged overlayfs came
 // with Linux 5.11), user namespaces turned off, or a store on a file system without user
@@ -79,18 +128,19 @@ CacheLayer plan_cache_layer(const SandboxPolicy& policy, const HostFs& fs, const
 std::string cache_opened_by(const std::string& root, const std::string& home,
                             const Environment& env);
 
-// Makes the store's folders (private to the user) so that the layer can be mounted by the
-// sandboxes of process `instance`. Returns "" or what could not be made.
-std::string make_cache_store(const CacheLayer& layer, pid_t instance);
+// Makes the store's folders (private to the user) so that the layer can be mounted. Returns ""
+// or what could not be made.
+std::string make_cache_store(const CacheLayer& layer);
 
-// Removes the work folders that Caretz processes which have ended left in the store.
+// Removes the work folders, and the upper folders of their own, that Caretz processes which
+// have ended left in the store.
 void remove_stale_work_folders(const CacheLayer& layer);
 
 // The store's size on disk in bytes; 0 when it is missing.
 std::uintmax_t cache_store_size(const std::string& store);
 
 // Empties the store (`caretz cache clear`): a sandbox started later sees the host's caches as
-// they are. Returns "" or what could not be removed.
+// they are. Refuses while a Caretz uses the store (CacheStoreUse). Returns "" or why not.
 std::string clear_cache_store(const std::string& store);
 
 }  // namespace caretz

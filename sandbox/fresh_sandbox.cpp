@@ -157,7 +157,11 @@ BwrapLaunch::BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
     UniqueFd bwrap_end(sockets[1]);
     options.fds.emplace_back(bwrap_end.get(), kArgumentsFd);
     std::vector<std::string> argv = {find_in_path("bwrap"), "--args", std::to_string(kArgumentsFd)};
-    options.overlays = cache_overlays(policy.cache_layer, ::getpid());
+    const auto work = make_work_folders(policy.cache_layer, ::getpid());
+    if (!work)
+        throw SandboxStartError("cannot make a work folder for the private cache layer in " +
+                                policy.cache_layer.store + ": " + std::strerror(errno));
+    options.overlays = cache_overlays(policy.cache_layer, *work);
     if (!options.overlays.empty()) {
         // bwrap starts as root of the layer's user namespace: the sandbox's own user is the
         // user again.

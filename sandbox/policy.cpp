@@ -37,8 +37,9 @@ bool SandboxPolicy::can_write(const std::string& path) const {
     if (read_only) return false;
     if (is_hidden(path)) return false;
     // What the sandbox writes in a cache folder lands in the private layer.
-    for (const auto& folder : cache_layer.folders)
-        if (path_within(path, folder)) return true;
+    for (const auto* folders : {&cache_layer.folders, &cache_layer.missing})
+        for (const auto& folder : *folders)
+            if (path_within(path, folder)) return true;
     for (const auto& p : protected_paths)
         if (path_within(path, p)) return false;
     if (path != "/" && std::find(sealed.begin(), sealed.end(), parent_view(path)) != sealed.end())

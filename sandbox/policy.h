@@ -86,6 +86,8 @@ struct PolicySettings {
     std::optional<std::vector<std::string>> domain_bound;
     bool allow_docker = false;
     bool read_only = false;
+    // The private cache layer (sandbox/cache_layer.h); false leaves the caches read-only.
+    bool cache_layer = true;
 };
 
 // Builds the policy for a workspace: the default hidden paths

@@ -150,6 +150,9 @@ struct SandboxSpec {
     // The watch over the writable roots' git repositories, shared by the sandboxes opened
     // from this spec; nullptr for none (a read-only policy).
     std::shared_ptr<RepositoryWatch> repositories;
+    // This process's use of the private cache layer's store, held while sandboxes opened from
+    // this spec may run; nullptr without a layer.
+    std::shared_ptr<const CacheStoreUse> cache_store_use;
     // The programs whose runs Caretz records (sandbox/stand_in.h), by name, looked for in the
     // folders of $PATH in `env` and the usual system folders.
     std::vector<std::string> watched_programs;

@@ -8,22 +8,13 @@
 # Usage: cache_layer_test.sh [session|fresh]
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/cache_layer_lib.sh"
 sandbox_mode "${1:-}"
 own_home
 ws=$(new_workspace)
 other=$(new_workspace)
 trap 'rm -rf "$TEST_HOME"' EXIT
 
-# user_sh SCRIPT: runs SCRIPT with bash as the test user in the test's home, on the host.
-user_sh() { as_user /bin/bash "$TEST_HOME" bash -c "$1"; }
-# in_sandbox DIR COMMAND: caretz exec as the test user in DIR; sets OUT and RC.
-in_sandbox() { caretz_as_user /bin/bash "$1" exec "${MODE[@]}" "$2"; }
-
-# Every file of the host's cache folders with its type, mode, size, time and content hash.
-snapshot() {
-    user_sh 'cd ~ && find .cache .cargo .npm go -printf "%y %m %s %T@ %p\n" 2>/dev/null | sort;
-             find .cache .cargo .npm go -type f -exec sha256sum {} + 2>/dev/null | sort'
-}
 
 # The host's caches, warm: Go's build cache from a build on the host, ccache's folder and
 # configuration, cargo's registry folder, npm's cache, and a marker in each.
@@ -43,7 +34,7 @@ user_sh 'cargo new --vcs none --lib -q ~/e2ecrate && cd ~/e2ecrate &&
          printf "{\"name\":\"e2ecrate\",\"vers\":\"0.1.0\",\"deps\":[],\"cksum\":\"%s\",\"features\":{},\"yanked\":false}\n" "$sum" \
              > ~/registry/index/e2/ec/e2ecrate'
 check "setup: a crate in a local registry" test -s "$TEST_HOME/registry/index/e2/ec/e2ecrate"
-before=$(snapshot)
+before=$(snapshot .cache .cargo .npm go)
 
 # A Go program the host never built: its build needs new entries in Go's build cache. In a
 # repository, as projects are (Go stamps the build with the repository's state).
@@ -101,7 +92,7 @@ if [[ $MODE_NAME == session ]]; then
 fi
 
 check "$MODE_NAME: the host's cache folders are byte-for-byte unchanged" \
-    test "$before" = "$(snapshot)"
+    test "$before" = "$(snapshot .cache .cargo .npm go)"
 check "... the poisoned entry never reached the host" \
     test "$(cat "$TEST_HOME/.cache/marker")" = host-entry
 

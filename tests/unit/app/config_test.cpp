@@ -25,7 +25,8 @@ TEST_CASE("a config file sets every documented key") {
             "writable": ["~/cache"],
             "hidden": ["~/.kube"],
             "env": {"LANG": "C.UTF-8"},
-            "allowed_domains": ["*.debian.org"]
+            "allowed_domains": ["*.debian.org"],
+            "cache_layer": false
         },
         "profiles": {"night": {"permission_timeout": "1h", "sandbox": {"writable": []}}}
     })",
@@ -38,6 +39,10 @@ TEST_CASE("a config file sets every documented key") {
     CHECK(s.sandbox.writable == std::vector<std::string>{"~/cache"});
     CHECK(s.sandbox.hidden == std::vector<std::string>{"~/.kube"});
     CHECK(s.sandbox.env.at("LANG") == "C.UTF-8");
+    CHECK_FALSE(s.sandbox.cache_layer);
+    CHECK(s.sources.at("sandbox.cache_layer") == "sandbox.cache_layer in config.json");
+    // On unless a file turns it off.
+    CHECK(settings_of(parse_config("{}", "empty.json")).sandbox.cache_layer);
     CHECK(s.sandbox.allowed_domains == std::vector<std::string>{"*.debian.org"});
     REQUIRE(config.profiles.count("night") == 1);
 }

@@ -49,9 +49,11 @@ TEST_CASE("The layer covers the caches the host has, each once", "[cache_layer]"
     // go-build lies in ~/.cache; ~/.cargo/git, ~/.m2 and ~/go are not there to lie over.
     CHECK(layer.folders ==
           std::vector<std::string>{"/home/u/.cache", "/home/u/.npm", "/home/u/.cargo/registry"});
-    // A folder the host does not have yet: its tool's variable points into the store instead.
-    CHECK(layer.variables.at("GOMODCACHE") == "/.caretz/cache/go-mod");
-    CHECK(layer.variables.count("GOCACHE") == 0);
+    // Folders of the home the host does not have yet are made in the store, but not in a
+    // folder the host has (~/.cargo): that one would have to be rebuilt on every start.
+    CHECK(layer.missing == std::vector<std::string>{"/home/u/go/pkg/mod", "/home/u/.m2/repository",
+                                                    "/home/u/.gradle/caches"});
+    CHECK(layer.variables.empty());
     CHECK(layer.variables.count("XDG_CACHE_HOME") == 0);
 }
 
@@ -64,7 +66,26 @@ TEST_CASE("The tools' own variables move the caches the layer covers", "[cache_l
     const CacheLayer layer = plan_cache_layer(policy_in("/home/u/work", env), fs, env, kStore, "");
     CHECK(layer.folders == std::vector<std::string>{"/srv/xdg", "/srv/gocache"});
     // A relative value is no place a tool uses: the default one is, missing here.
-    CHECK(layer.variables.at("npm_config_cache") == "/.caretz/cache/npm");
+    CHECK(std::find(layer.missing.begin(), layer.missing.end(), "/home/u/.npm") !=
+          layer.missing.end());
+    CHECK(layer.variables.empty());
+}
+
+TEST_CASE("A missing cache folder outside the home gets its tool's variable", "[cache_layer]") {
+    FakeHostFs fs(
+        {{"/home/u", "d"}, {"/home/u/work", "d"}, {"/srv", "d"}, {"/home/u/ln", "l:/srv"}});
+    const Environment env = {{"GOCACHE", "/srv/gocache"}, {"PIP_CACHE_DIR", "/home/u/ln/pip"}};
+    const CacheLayer layer = plan_cache_layer(policy_in("/home/u/work", env), fs, env, kStore, "");
+    CHECK(layer.variables.at("GOCACHE") == "/.caretz/cache/go-build");
+    CHECK(std::find(layer.missing.begin(), layer.missing.end(), "/srv/gocache") ==
+          layer.missing.end());
+    // Below a link: made where the link leads, which the sandbox may not rebuild.
+    CHECK(layer.variables.at("PIP_CACHE_DIR") == "/.caretz/cache/pip");
+    SandboxPolicy policy = policy_in("/home/u/work", env);
+    policy.cache_layer = layer;
+    const Args args = bwrap_arguments(policy, fs, "/home/u/work");
+    CHECK(find_seq(args, {"--bind", kStore + "/own", "/.caretz/cache"}) >= 0);
+    CHECK(find_seq(args, {"--setenv", "GOCACHE", "/.caretz/cache/go-build"}) >= 0);
 }
 
 TEST_CASE("Caches the sandbox writes already, or cannot see, are left alone", "[cache_layer]") {
@@ -106,7 +127,7 @@ TEST_CASE("Without an overlay the tools' variables point into the store", "[cach
     CHECK(layer.variables.at("GOCACHE") == "/.caretz/cache/go-build");
     CHECK(layer.variables.at("npm_config_cache") == "/.caretz/cache/npm");
     CHECK(layer.variables.at("CCACHE_DIR") == "/.caretz/cache/ccache");
-    CHECK(cache_overlays(layer, 42).empty());
+    CHECK(cache_overlays(layer, "work.42.1").empty());
 }
 
 TEST_CASE("Cache folders are bound writable over what protects them", "[cache_layer]") {
@@ -126,9 +147,95 @@ TEST_CASE("Cache folders are bound writable over what protects them", "[cache_la
     CHECK_FALSE(policy.can_write("/home/u/.cargo/config.toml"));
     CHECK(find_seq(args, {"--bind", "/home/u/.cargo/registry", "/home/u/.cargo/registry"}) >
           find_seq(args, {"--ro-bind", "/home/u/.cargo", "/home/u/.cargo"}));
-    // The store's own folder and the variables, where a variable points there.
+    // The store's own folder, where the link of the missing ~/go/pkg/mod leads.
     CHECK(find_seq(args, {"--bind", kStore + "/own", "/.caretz/cache"}) >= 0);
-    CHECK(find_seq(args, {"--setenv", "GOMODCACHE", "/.caretz/cache/go-mod"}) >= 0);
+    CHECK(find_seq(args, {"--symlink", "/.caretz/cache/" + missing_cache_name("/home/u/go/pkg/mod"),
+                          "/home/u/go/pkg/mod"}) >= 0);
+}
+
+TEST_CASE("A cache folder the host does not have is the store's, made in the sandbox",
+          "[cache_layer]") {
+    FakeHostFs fs({{"/home", "d"},
+                   {"/home/u", "d"},
+                   {"/home/u/.cargo", "d"},
+                   {"/home/u/.cargo/config.toml", "f"},
+                   {"/home/u/.local", "d"},
+                   {"/home/u/.local/state", "d"},
+                   {"/home/u/.local/state/caretz", "d"},
+                   {"/home/u/work", "d"}});
+    SandboxPolicy policy = policy_in("/home/u/work");
+    policy.protected_paths.push_back("/home/u/.cargo");
+    policy.cache_layer = plan_cache_layer(policy, fs, {}, kStore, "");
+    const auto& missing = policy.cache_layer.missing;
+    REQUIRE(std::find(missing.begin(), missing.end(), "/home/u/.cache") != missing.end());
+    // What lies in ~/.cache comes with it: no variable moves go's build cache away.
+    CHECK(policy.cache_layer.variables.empty());
+    CHECK(policy.can_write("/home/u/.cache/newtool/x"));
+    // In a folder the host has, which would have to be rebuilt: not made.
+    CHECK_FALSE(policy.can_write("/home/u/.cargo/registry/src/x"));
+    CHECK_FALSE(policy.can_write("/home/u/.cargo/config.toml"));
+    const Args args = bwrap_arguments(policy, fs, "/home/u/work");
+    // A link into the store's own folder, made in the rebuilt home before that is made
+    // read-only.
+    const long cache = find_seq(
+        args,
+        {"--symlink", "/.caretz/cache/" + missing_cache_name("/home/u/.cache"), "/home/u/.cache"});
+    CHECK(cache >= 0);
+    CHECK(cache < find_seq(args, {"--remount-ro", "/"}));
+    CHECK(find_seq(args,
+                   {"--symlink", "/.caretz/cache/" + missing_cache_name("/home/u/.m2/repository"),
+                    "/home/u/.m2/repository"}) >= 0);
+    CHECK(find_seq(args, {"--dir", "/home/u/.cargo"}) < 0);
+    CHECK(find_seq(args, {"--bind", kStore + "/own", "/.caretz/cache"}) >= 0);
+}
+
+TEST_CASE("What sandboxes wrote while the host lacked a cache folder starts its upper folder",
+          "[cache_layer]") {
+    char made[] = "/tmp/caretz-cache-test-XXXXXX";
+    REQUIRE(::mkdtemp(made) != nullptr);
+    CacheLayer layer;
+    layer.how = CacheLayer::How::overlay;
+    layer.store = made;
+    layer.missing = {"/home/u/.cache"};
+    REQUIRE(make_cache_store(layer).empty());
+    const std::string own = std::string(made) + "/own/" + missing_cache_name("/home/u/.cache");
+    std::filesystem::create_directory(own + "/newtool");
+    // The host made ~/.cache since.
+    layer.missing.clear();
+    layer.folders = {"/home/u/.cache"};
+    REQUIRE(make_cache_store(layer).empty());
+    CHECK(std::filesystem::exists(cache_upper_folder(layer, "/home/u/.cache") + "/newtool"));
+    // Another Caretz of the workspace writes the store's upper folders: this one's own.
+    layer.upper = "upper.42";
+    const auto overlays = cache_overlays(layer, "work.42.1");
+    REQUIRE(overlays.size() == 1);
+    CHECK(overlays[0].options.find("upperdir=" + cache_store_folder(made, "/home/u/.cache") +
+                                   "/upper.42,") != std::string::npos);
+    std::filesystem::remove_all(made);
+}
+
+TEST_CASE("One Caretz at a time writes a store's upper folders, none while it is cleared",
+          "[cache_layer]") {
+    char made[] = "/tmp/caretz-cache-test-XXXXXX";
+    REQUIRE(::mkdtemp(made) != nullptr);
+    const std::string store = std::string(made) + "/store";
+    std::string problem;
+    auto first = CacheStoreUse::take(store, problem);
+    REQUIRE(first);
+    CHECK(first->owns_upper());
+    auto second = CacheStoreUse::take(store, problem);
+    REQUIRE(second);
+    CHECK_FALSE(second->owns_upper());
+    std::filesystem::create_directories(store + "/x");
+    CHECK_THAT(clear_cache_store(store), Catch::Matchers::Contains("is running"));
+    CHECK(std::filesystem::exists(store + "/x"));
+    first.reset();
+    CHECK_FALSE(clear_cache_store(store).empty());
+    second.reset();
+    CHECK(clear_cache_store(store).empty());
+    CHECK_FALSE(std::filesystem::exists(store));
+    CHECK(CacheStoreUse::take(store, problem)->owns_upper());
+    std::filesystem::remove_all(made);
 }
 
 TEST_CASE("Each overlay lies over its folder with a store folder of its own", "[cache_layer]") {
@@ -136,12 +243,12 @@ TEST_CASE("Each overlay lies over its folder with a store folder of its own", "[
     layer.how = CacheLayer::How::overlay;
     layer.store = kStore;
     layer.folders = {"/home/u/.cache", "/home/u/.npm"};
-    const auto overlays = cache_overlays(layer, 42);
+    const auto overlays = cache_overlays(layer, "work.42.1");
     REQUIRE(overlays.size() == 2);
     const std::string own = cache_store_folder(kStore, "/home/u/.cache");
     CHECK(overlays[0].target == "/home/u/.cache");
     CHECK(overlays[0].options == "lowerdir=/home/u/.cache,upperdir=" + own +
-                                     "/upper,workdir=" + own + "/work.42,userxattr");
+                                     "/upper,workdir=" + own + "/work.42.1,userxattr");
     CHECK(own != cache_store_folder(kStore, "/home/u/.npm"));
     // One store per workspace.
     CHECK(cache_store("/s", "/home/u/a") != cache_store("/s", "/home/u/b"));
@@ -165,17 +272,28 @@ TEST_CASE("Work folders of ended processes are removed, live ones kept", "[cache
     const pid_t ended = ::fork();
     if (ended == 0) ::_exit(0);
     ::waitpid(ended, nullptr, 0);
-    REQUIRE(make_cache_store(layer, ::getpid()).empty());
-    REQUIRE(make_cache_store(layer, ended).empty());
+    REQUIRE(make_cache_store(layer).empty());
+    // A work folder of its own for each mount.
+    const auto mine = make_work_folders(layer, ::getpid());
+    const auto next = make_work_folders(layer, ::getpid());
+    const auto theirs = make_work_folders(layer, ended);
+    REQUIRE((mine && next && theirs));
+    CHECK(*mine != *next);
     const std::string own = cache_store_folder(layer.store, "/home/u/.cache");
     // The overlay leaves its work folder without permissions.
-    std::filesystem::create_directory(own + "/work." + std::to_string(ended) + "/work");
-    std::filesystem::permissions(own + "/work." + std::to_string(ended) + "/work",
-                                 std::filesystem::perms::none);
+    std::filesystem::create_directory(own + "/" + *theirs + "/work");
+    std::filesystem::permissions(own + "/" + *theirs + "/work", std::filesystem::perms::none);
     remove_stale_work_folders(layer);
-    CHECK(std::filesystem::exists(own + "/work." + std::to_string(::getpid())));
-    CHECK_FALSE(std::filesystem::exists(own + "/work." + std::to_string(ended)));
+    CHECK(std::filesystem::exists(own + "/" + *mine));
+    CHECK(std::filesystem::exists(own + "/" + *next));
+    CHECK_FALSE(std::filesystem::exists(own + "/" + *theirs));
     CHECK(std::filesystem::exists(own + "/upper"));
+    // An upper folder of its own goes with its process too.
+    layer.upper = "upper." + std::to_string(ended);
+    REQUIRE(make_cache_store(layer).empty());
+    remove_stale_work_folders(layer);
+    CHECK_FALSE(std::filesystem::exists(own + "/" + layer.upper));
     CHECK(clear_cache_store(made).empty());
     CHECK_FALSE(std::filesystem::exists(made));
+    std::filesystem::remove(std::string(made) + ".users.lock");
 }
