@@ -340,8 +340,8 @@ void RepositoryWatch::take_made_run_entries(const std::vector<std::string>& fres
         if (!entry || trust_.asks_first(*entry, path) || run_known_.count(path) || is_known(path) ||
             !st)
             continue;
-        // One the start-up search did not look for (in a folder without subfolders), untouched
-        // since: the user's own, read-only from now on.
+        // One the start-up search did not see, untouched since (in a folder moved in from
+        // elsewhere, whose files keep their change time): the user's own, read-only from now on.
         const bool before =
             st->st_ctim.tv_sec < started_.tv_sec ||
             (st->st_ctim.tv_sec == started_.tv_sec && st->st_ctim.tv_nsec < started_.tv_nsec);

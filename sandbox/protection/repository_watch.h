@@ -34,8 +34,8 @@ class InotifyReader;
 // add, or by hand).
 //
 // At the start it searches every folder of the writable roots (symlinks are not followed; one
-// thread per core, four at most; a folder without subfolders, on a file system that counts them
-// in its link count, is not listed: the names that matter are looked up in it) and adds the hooks
+// thread per core, four at most; every folder is listed, one without subfolders too, since any
+// folder may hold a file of the table of what the host runs later) and adds the hooks
 // and config of each git folder (anything with HEAD and objects or commondir: `.git`, nested
 // clones, bare repositories, submodules in `.git/modules`, worktrees in `.git/worktrees`), each
 // `.git` file and each `commondir` and `config.worktree`, to the policy's protected paths, so the
@@ -179,9 +179,6 @@ private:
     // The fanotify mark watch_folder() falls back to past the inotify limit.
     FolderWatch add_mark(const std::string& dir) const;
     static void note_unwatched(const std::string& dir, const struct stat& st, Found& found);
-    // A folder without subfolders (`name` in `parent`): looks up what a listing would find;
-    // false when it must be listed after all.
-    static bool search_leaf(int parent, const char* name, const std::string& path, Found& found);
     // Folders without a watch whose change time moved since they were listed (or that may
     // have changed unseen); they are forgotten, to be listed again. Those gone (or no folder
     // now) are forgotten too, and added to `gone`.

@@ -385,17 +385,19 @@ TEST_CASE("a config outside the writable roots is followed but nothing outside i
     CHECK_FALSE(fs::exists(outside / "gone.cfg"));
 }
 
-TEST_CASE("folders without subfolders are searched by name, not listed") {
-    // On ext4, xfs and tmpfs a folder with two links has no subfolders; what it can hold that
-    // makes a repository is looked up by name.
+TEST_CASE("folders without subfolders are listed: their repositories and the table's files") {
+    // A folder with two links has no subfolders (ext4, xfs, tmpfs), but it may still hold a
+    // `.git` file, a worktree's git folder or a file of the table, at any depth.
     Workspace ws;
     ws.sh(
         "git init -q main && git -C main commit -q --allow-empty -m i && "
         "git -C main worktree add -q ../wt && rm -rf main/.git/worktrees/wt/logs && "
-        "mkdir lone && ln -s ../main/.git lone/.git && mkdir -p plain/x");
-    REQUIRE(fs::hard_link_count(ws / "lone") == 2);
-    REQUIRE(fs::hard_link_count(ws / "wt") == 2);
-    REQUIRE(fs::hard_link_count(ws / "main/.git/worktrees/wt") == 2);
+        "mkdir lone && ln -s ../main/.git lone/.git && mkdir -p plain/x && "
+        "mkdir -p main/app/web && cd main/app/web && echo 'source_env .envrc.local' > .envrc && "
+        "echo 'export A=1' > .envrc.local && echo '[env]' > mise.toml && echo '{}' > .mcp.json "
+        "&& echo x > notes.txt");
+    for (const char* leaf : {"lone", "wt", "main/.git/worktrees/wt", "main/app/web"})
+        REQUIRE(fs::hard_link_count(ws / leaf) == 2);
     SandboxPolicy policy = ws.policy();
     RepositoryWatch watch(policy, {});
     const auto& p = policy.protected_paths;
@@ -405,6 +407,11 @@ TEST_CASE("folders without subfolders are searched by name, not listed") {
     CHECK(has(p, ws / "main/.git/worktrees/wt/config"));
     CHECK_FALSE(std::any_of(p.begin(), p.end(),
                             [&](const auto& path) { return path.starts_with(ws / "plain"); }));
+    // The table's files there: protect_host_run_paths() binds each read-only, with what the
+    // `.envrc` sources.
+    for (const char* entry : {".envrc", "mise.toml", ".mcp.json"})
+        CHECK(has(watch.run_entries(), ws / "main/app/web/" + entry));
+    CHECK_FALSE(has(watch.run_entries(), ws / "main/app/web/notes.txt"));
 }
 
 TEST_CASE("the start adds its watches after the search, and change times cover the time between") {
