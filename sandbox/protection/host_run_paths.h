@@ -54,13 +54,14 @@ const RepositoryRunEntry* repository_run_entry(std::string_view folder, std::str
 // an `.envrc` there loads unasked) and Claude Code's enableAllProjectMcpServers (every
 // `.mcp.json`'s servers start unasked).
 struct ToolTrust {
-    std::vector<std::string> direnv_prefix;
-    std::vector<std::string> direnv_exact;
+    std::vector<std::string> direnv_prefix;  // as written, or expanded from "~/"
+    std::vector<std::string> direnv_exact;   // `.envrc` (or `.env`) paths
     bool all_project_mcp = false;
 
-    // From the user's own configs in `home` (~/.config/direnv/direnv.toml,
-    // ~/.claude/settings.json, ~/.claude.json).
-    static ToolTrust of_user(const HostFs& fs, const std::string& home);
+    // From the user's own configs: direnv's where direnv finds it for the environment `env`
+    // ($DIRENV_CONFIG, else $XDG_CONFIG_HOME/direnv, else ~/.config/direnv; direnv.toml there,
+    // else config.toml), ~/.claude/settings.json and ~/.claude.json.
+    static ToolTrust of_user(const HostFs& fs, const std::string& home, const Environment& env);
     // Whether the program of `entry`, at `path`, asks before it runs a new or changed one.
     bool asks_first(const RepositoryRunEntry& entry, const std::string& path) const;
 };

@@ -89,8 +89,12 @@ public:
     // With a `state_dir` (Caretz's own, hidden from every sandbox), the search of a large tree
     // is kept there (search_record.h), and the next start in the same roots lists again only
     // the folders whose change time moved since; the rest comes from the record.
+    //
+    // `trust` (ToolTrust::of_user()) says which of the table's entries a command makes later
+    // run unasked on the host, though their program would ask first.
     RepositoryWatch(SandboxPolicy& policy, const std::vector<std::string>& global_configs,
-                    Watching watching = Watching::repositories, const std::string& state_dir = "");
+                    const ToolTrust& trust, Watching watching = Watching::repositories,
+                    const std::string& state_dir = "");
     ~RepositoryWatch();
     RepositoryWatch(const RepositoryWatch&) = delete;
     RepositoryWatch& operator=(const RepositoryWatch&) = delete;
@@ -247,9 +251,9 @@ private:
     std::set<std::string> run_known_;           // run_entries_, to look up
     std::set<std::string> made_run_entries_;    // seen made since the last check
     std::vector<std::string> sourced_missing_;  // missing files an `.envrc` found loads
-    ToolTrust trust_;                           // the user's configs, read at the start
-    timespec started_{};                        // when the start-up search began
-    std::set<std::string> ours_;                // git folders protected during the session
+    ToolTrust trust_;
+    timespec started_{};             // when the start-up search began
+    std::set<std::string> ours_;     // git folders protected during the session
     std::set<std::string> recheck_;  // of those, the ones whose hooks or config changed since
     std::unordered_map<int, std::string> config_watches_;  // their configs, watched for writes
     std::vector<std::string> read_only_now_;               // to bind, in one check

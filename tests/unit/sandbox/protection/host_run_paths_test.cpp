@@ -126,6 +126,54 @@ TEST_CASE("a repository's missing editor folders are left missing: nothing is ma
     CHECK(s.policy.can_write("/home/u/proj/notes.txt"));
 }
 
+// Whether direnv, with `host`'s configs and the environment `env`, loads the `.envrc` at
+// `path` without asking (direnv's whitelist).
+bool direnv_loads_unasked(std::map<std::string, std::string> host, const Environment& env,
+                          const std::string& path) {
+    const ToolTrust trust = ToolTrust::of_user(FakeHostFs(std::move(host)), "/home/u", env);
+    return !trust.asks_first(*repository_run_entry("", ".envrc"), path);
+}
+
+TEST_CASE("direnv's whitelist is read where direnv reads it, and matched as direnv does") {
+    const std::string in_code = "/home/u/code/app/.envrc";
+    auto with = [](const std::string& config, const std::string& text) {
+        auto host = debian_home();
+        host[config] = "f:" + text;
+        return host;
+    };
+    const std::string prefix = "[whitelist]\nprefix = [ \"~/code\" ]\n";
+    // ~/.config/direnv, unless the environment puts direnv's config elsewhere.
+    CHECK(direnv_loads_unasked(with("/home/u/.config/direnv/direnv.toml", prefix), {}, in_code));
+    CHECK_FALSE(direnv_loads_unasked(with("/home/u/.config/direnv/direnv.toml", prefix),
+                                     {{"XDG_CONFIG_HOME", "/home/u/xdg"}}, in_code));
+    CHECK(direnv_loads_unasked(with("/home/u/xdg/direnv/direnv.toml", prefix),
+                               {{"XDG_CONFIG_HOME", "/home/u/xdg"}}, in_code));
+    CHECK_FALSE(direnv_loads_unasked(with("/home/u/xdg/direnv/direnv.toml", prefix), {}, in_code));
+    // $DIRENV_CONFIG before them both.
+    CHECK(direnv_loads_unasked(with("/etc/dv/direnv.toml", prefix),
+                               {{"DIRENV_CONFIG", "/etc/dv"}, {"XDG_CONFIG_HOME", "/home/u/xdg"}},
+                               in_code));
+    CHECK_FALSE(direnv_loads_unasked(
+        with("/home/u/xdg/direnv/direnv.toml", prefix),
+        {{"DIRENV_CONFIG", "/etc/dv"}, {"XDG_CONFIG_HOME", "/home/u/xdg"}}, in_code));
+    // config.toml, the name before direnv 2.21, where no direnv.toml exists.
+    CHECK(direnv_loads_unasked(with("/home/u/.config/direnv/config.toml", prefix), {}, in_code));
+    auto both = with("/home/u/.config/direnv/config.toml", prefix);
+    both["/home/u/.config/direnv/direnv.toml"] = "f:";
+    CHECK_FALSE(direnv_loads_unasked(both, {}, in_code));
+    // A prefix is one of the path's text, not of its folders: "~/code" covers ~/codex too.
+    CHECK(direnv_loads_unasked(with("/home/u/.config/direnv/direnv.toml", prefix), {},
+                               "/home/u/codex/.envrc"));
+    CHECK_FALSE(direnv_loads_unasked(with("/home/u/.config/direnv/direnv.toml", prefix), {},
+                                     "/home/u/other/.envrc"));
+    // An exact entry names an `.envrc`, or the folder of one.
+    const auto exact = with("/home/u/.config/direnv/direnv.toml",
+                            "[whitelist]\nexact = [ \"~/a/\", '/home/u/b/.envrc' ]\n");
+    CHECK(direnv_loads_unasked(exact, {}, "/home/u/a/.envrc"));
+    CHECK(direnv_loads_unasked(exact, {}, "/home/u/b/.envrc"));
+    CHECK_FALSE(direnv_loads_unasked(exact, {}, "/home/u/a/sub/.envrc"));
+}
+
 TEST_CASE("the table's entries the search found at any depth are bound read-only") {
     auto host = debian_home();
     host["/home/u/proj/src/.vscode"] = "d";
