@@ -275,11 +275,17 @@ std::vector<RepositoryRunEntry> hook_manager_entries(const std::vector<std::stri
     return out;
 }
 
-bool names_host_run_path(const std::string& path, const std::string& home) {
+bool opens_host_run_path(const std::string& path, const std::string& home) {
+    // The home's configuration: an entry of the home whose name starts with a dot, or a path in
+    // one (a writable root in a folder bound read-only comes back on top of it).
+    if (path != home && path_within(path, home) && path[home == "/" ? 1 : home.size() + 1] == '.')
+        return true;
     for (const auto& entry : host_run_by_default())
         for (const auto& p : location_paths(entry.where, home, home, {}))
-            if (p == path) return true;
-    return repository_run_entry(name_of(parent_of(path)), name_of(path)) != nullptr;
+            if (path_within(path, p)) return true;
+    for (std::string p = path; p != "/"; p = parent_of(p))
+        if (repository_run_entry(name_of(parent_of(p)), name_of(p))) return true;
+    return false;
 }
 
 std::string describe(HostRunPath::How how) {

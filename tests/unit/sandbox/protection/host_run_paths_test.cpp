@@ -354,6 +354,34 @@ TEST_CASE("started in the home, every dot entry is read-only whole, listed or no
     CHECK(find(policy, "/home/u/.bashrc")->reason == std::string("every interactive bash"));
 }
 
+TEST_CASE("a dot entry of the home opened on purpose keeps the table's rows in it read-only") {
+    // The user opened ~/.config and ~/.local by name: their own files there land, but what the
+    // host runs from them later stays as in any writable root (a refused write gets the offer).
+    std::map<std::string, std::string> host = debian_home();
+    host["/home/u/.config/autostart"] = "d";
+    host["/home/u/.config/app"] = "d";
+    host["/home/u/.local/bin"] = "d";
+    host["/home/u/.local/state"] = "d";
+    FakeHostFs fs(host);
+    PolicySettings settings;
+    settings.writable = {"/home/u/.config", "/home/u/.local"};
+    SandboxPolicy policy = make_policy(settings, "/home/u", "/home/u", {});
+    protect_home_configuration(policy, fs);
+    protect_host_run_paths(policy, fs, {}, {}, {});
+    CHECK(find(policy, "/home/u/.config")->how == HostRunPath::How::opened);
+    CHECK(policy.can_write("/home/u/.config/app/settings.json"));
+    CHECK(policy.can_write("/home/u/.local/state/notes.txt"));
+    CHECK(find(policy, "/home/u/.config/autostart")->how == HostRunPath::How::bound);
+    CHECK(find(policy, "/home/u/.local/bin")->how == HostRunPath::How::bound);
+    CHECK(find(policy, "/home/u/.config/systemd/user")->how == HostRunPath::How::sealed);
+    // Missing ones cannot be made: the folder above them is sealed.
+    for (const char* path : {"/home/u/.config/autostart/x.desktop", "/home/u/.local/bin/ls",
+                             "/home/u/.config/systemd", "/home/u/.config/fish"})
+        CHECK_FALSE(policy.can_write(path));
+    // An entry not opened stays read-only whole.
+    CHECK_FALSE(policy.can_write("/home/u/.bashrc"));
+}
+
 TEST_CASE("a workspace below the home makes none of the home's entries read-only") {
     FakeHostFs fs(debian_home());
     SandboxPolicy policy = make_policy({}, "/home/u", "/home/u/proj", {});
