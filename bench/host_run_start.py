@@ -24,38 +24,44 @@ import time
 from bench import WarmSession, make_folders
 
 
-def timed(argv, cwd):
+def timed(argv, cwd, env):
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL)
+    done = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     elapsed = (time.perf_counter() - start) * 1000
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} in {cwd} exited {done.returncode}")
     return elapsed
 
 
-def measure(builds, flags, cwd, n, before=lambda: None):
-    """The median of `n` runs of each build's `caretz exec FLAGS true` in `cwd`, in ms; `before`
-    runs before each one, untimed."""
+def state_home(name):
+    """Each build's own $XDG_STATE_HOME, in the home (hidden from the sandbox like the default):
+    the builds' search records may differ in format and must not replace each other's."""
+    return os.path.expanduser(f"~/.local/state-bench-{name}")
+
+
+def measure(builds, flags, cwd, n, before=lambda name: None):
+    """The median of `n` runs of each build's `caretz exec FLAGS true` in `cwd`, in ms;
+    `before(name)` runs before each one, untimed."""
     times = {name: [] for name in builds}
+    envs = {name: dict(os.environ, XDG_STATE_HOME=state_home(name)) for name in builds}
     for name, binary in builds.items():  # warm-up: caches, and the search's record
-        before()
-        timed([binary, "exec", *flags, "true"], cwd)
+        before(name)
+        timed([binary, "exec", *flags, "true"], cwd, envs[name])
     for _ in range(n):
         for name, binary in builds.items():
-            before()
-            times[name].append(timed([binary, "exec", *flags, "true"], cwd))
+            before(name)
+            times[name].append(timed([binary, "exec", *flags, "true"], cwd, envs[name]))
     return {name: statistics.median(t) for name, t in times.items()}
 
 
-def forget_search_records():
-    """Removes the search records (sandbox/protection/search_record.h) of this user's Caretz, so
-    that the next start searches every folder afresh."""
-    state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
-    folder = os.path.join(state, "caretz")
-    for name in os.listdir(folder) if os.path.isdir(folder) else []:
-        if name.startswith("search-"):
-            os.unlink(os.path.join(folder, name))
+def forget_search_records(name):
+    """Removes the search records (sandbox/protection/search_record.h) of the build `name`, so
+    that its next start searches every folder afresh."""
+    folder = os.path.join(state_home(name), "caretz")
+    for entry in os.listdir(folder) if os.path.isdir(folder) else []:
+        if entry.startswith("search-"):
+            os.unlink(os.path.join(folder, entry))
 
 
 # The folders and files of a home in use, beside those a new user's has.
@@ -112,10 +118,10 @@ def main():
     dots = make_used_home(home, args.dot_entries)
     builds = {"new": args.new, "old": args.old}
     rows = []
-    workspaces = (("empty", "an empty folder", empty, args.n, lambda: None),
-                  ("home", f"a used home ({dots} dot entries)", home, args.n, lambda: None),
+    workspaces = (("empty", "an empty folder", empty, args.n, lambda name: None),
+                  ("home", f"a used home ({dots} dot entries)", home, args.n, lambda name: None),
                   ("record", f"{args.folders:,} folders (from the record)", many,
-                   max(5, args.n // 4), lambda: None),
+                   max(5, args.n // 4), lambda name: None),
                   ("first", f"{args.folders:,} folders (first search)", many,
                    max(5, args.n // 4), forget_search_records))
     for key, label, cwd, n, before in workspaces:
@@ -125,7 +131,8 @@ def main():
             m = measure(builds, ["--no-session"] if mode == "per command" else [], cwd, n, before)
             rows.append((label, mode, n, m["new"], m["old"]))
     if "empty" in chosen:
-        warm = {name: WarmSession(binary, dict(os.environ), cwd=empty)
+        warm = {name: WarmSession(binary, dict(os.environ, XDG_STATE_HOME=state_home(name)),
+                                  cwd=empty)
                 for name, binary in builds.items()}
         for session in warm.values():
             session.start()
