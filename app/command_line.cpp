@@ -70,12 +70,13 @@ std::string host_run_help() {
         "Read-only in every writable root, whether it exists or not: what the host runs later "
         "(shell startup and logout files, login and desktop session files, systemd user units, "
         "autostart entries, environment.d, ~/.local/bin, ~/bin and your PATH's folders, "
-        "Python's user site, the startup files of vim, neovim, emacs, tmux and screen, and at "
-        "the top of each repository .vscode, .idea, .devcontainer, .claude, an .envrc or .mcp.json "
-        "that exists, and the configs of installed hook managers). A write refused there gets the "
-        "offer like "
-        "any other. sandbox.writable naming one of them exactly opens it, unless the machine "
-        "policy sets sandbox.open_host_run to false.",
+        "Python's user site, the startup files of vim, neovim, emacs, tmux and screen, and in "
+        "each repository, at every depth, editors' and AI tools' folders (.vscode, .idea, "
+        ".devcontainer, .claude, ...), mise's configs, an .envrc or .mcp.json that exists, and "
+        "the configs of installed hook managers). A write refused there gets the offer like any "
+        "other. sandbox.writable naming one of them, or an entry of the home's configuration, "
+        "exactly opens it (the table's own paths in an opened entry stay read-only), unless the "
+        "machine policy sets sandbox.open_host_run to false.",
         90);
 }
 

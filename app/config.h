@@ -43,7 +43,7 @@ struct ConfigLayer {
     // "model.context_window": the model's window in tokens, for servers Caretz cannot know.
     std::optional<long> context_window;
     // "sandbox.open_host_run": false, only in a machine policy: sandbox.writable may not open a
-    // path of the table of what the host runs later.
+    // path of the table of what the host runs later, nor of the home's configuration.
     std::optional<bool> open_host_run;
     // Who set each key of this layer, by its dotted name: "sandbox.hidden in FILE" (", profile
     // NAME"), "built-in profile ops" or the flag. Laid over with the values, so the merged

@@ -55,7 +55,7 @@ public:
         check_paths("sandbox.writable", l.writable);
         if (policy_.forbids_opening_host_run && l.writable)
             for (const auto& entry : *l.writable)
-                if (names_host_run_path(absolute_path(entry, workspace_, home_), home_))
+                if (opens_host_run_path(absolute_path(entry, workspace_, home_), home_))
                     refuse("sandbox.writable", "has \"" + entry + "\"",
                            "keeps what the host runs later read-only (\"sandbox.open_host_run\": "
                            "false)");

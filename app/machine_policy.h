@@ -24,7 +24,8 @@ struct MachinePolicy {
     // through; nullopt: no bound.
     std::optional<std::vector<std::string>> allowed_domains;
     // "sandbox": {"open_host_run": false}: sandbox.writable may not name a path of the table of
-    // what the host runs later (sandbox/protection/host_run_paths.h).
+    // what the host runs later or of the home's configuration, nor a path in one
+    // (sandbox/protection/host_run_paths.h: opens_host_run_path()).
     bool forbids_opening_host_run = false;
 };
 

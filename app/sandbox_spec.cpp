@@ -137,10 +137,11 @@ SandboxPolicy effective_policy(const CommandLine& cl, const Settings& settings,
                                const UserContext& user) {
     SandboxPolicy policy = settings_policy(cl, settings, user);
     // The same search a sandbox starts with, without a watch: its protected paths.
-    RepositoryWatch search(policy, git_global_configs(user.home, user.env),
+    const ToolTrust trust = ToolTrust::of_user(RealHostFs(), user.home, user.env);
+    RepositoryWatch search(policy, git_global_configs(user.home, user.env), trust,
                            RepositoryWatch::Watching::none, state_dir_of(user.home));
     protect_host_run_paths(policy, RealHostFs(), user.env, search.work_trees(),
-                           search.run_entries(), ToolTrust::of_user(RealHostFs(), user.home));
+                           search.run_entries(), trust);
     return policy;
 }
 
@@ -174,8 +175,9 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
                                   ? (exec ? Watching::changes_if_few : Watching::changes)
                               : exec ? Watching::none
                                      : Watching::repositories;
+    const ToolTrust trust = ToolTrust::of_user(RealHostFs(), user.home, user.env);
     spec.repositories = std::make_shared<RepositoryWatch>(
-        spec.policy, git_global_configs(user.home, user.env), watching, state_dir);
+        spec.policy, git_global_configs(user.home, user.env), trust, watching, state_dir);
     const std::vector<std::string>& searched = spec.repositories->start_notes();
     notes.insert(notes.end(), searched.begin(), searched.end());
     phase_done("repository search");
@@ -184,8 +186,7 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
         notes.push_back("caretz: cannot create the missing hooks or config of " + git_dir +
                         "; the sandbox may not write anywhere in it");
     protect_host_run_paths(spec.policy, RealHostFs(), user.env, spec.repositories->work_trees(),
-                           spec.repositories->run_entries(),
-                           ToolTrust::of_user(RealHostFs(), user.home));
+                           spec.repositories->run_entries(), trust);
     if (!spec.policy.read_only && path_within(user.home, spec.policy.workspace))
         notes.push_back(
             "caretz: the workspace is your whole home folder; its configuration (every "

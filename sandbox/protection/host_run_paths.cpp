@@ -86,13 +86,13 @@ const std::vector<RepositoryRunEntry>& repository_run_entries() {
         {".claude", true, "Claude Code runs the hooks its settings name"},
         {".zed", true, "Zed runs its tasks and the language servers its settings name"},
         {".cursor", true, "Cursor runs its hooks and MCP servers in a trusted folder"},
-        {".windsurf", true, "Windsurf runs its workflows, hooks and MCP servers"},
+        {".windsurf", true, "Windsurf's Cascade runs the hooks its hooks.json names"},
         {".kiro", true, "Kiro runs its agent hooks on file events"},
         {".roo", true, "Roo Code starts the MCP servers of its mcp.json"},
         {".continue", true, "Continue starts the MCP servers its config names"},
         {".gemini", true, "Gemini CLI runs its hooks and MCP servers in a trusted folder"},
         {".qwen", true, "Qwen Code runs its hooks and MCP servers in a trusted folder"},
-        {".codex", true, "Codex obeys its config.toml (MCP servers, notify) in a trusted project"},
+        {".codex", true, "Codex obeys its config.toml (MCP servers) and hooks when trusted"},
         {".github/hooks", true, "GitHub Copilot's agents run the hooks there"},
         {"mise.toml", false, mise},
         {".mise.toml", false, mise},
@@ -127,7 +127,8 @@ const RepositoryRunEntry* repository_run_entry(std::string_view folder, std::str
 
 namespace {
 
-// The double-quoted strings of the TOML array `key = [ ... ]` in the section `[section]`.
+// The strings, basic ("...") or literal ('...'), of the TOML array `key = [ ... ]` in the section
+// `[section]`.
 std::vector<std::string> toml_strings(const std::string& text, const std::string& section,
                                       const std::string& key) {
     std::vector<std::string> out;
@@ -142,8 +143,9 @@ std::vector<std::string> toml_strings(const std::string& text, const std::string
         const auto open = body.find_first_not_of(" \t=", at + key.size());
         if (open == std::string::npos || body[open] != '[') continue;
         const auto close = body.find(']', open);
-        for (size_t q = body.find('"', open); q < close; q = body.find('"', q + 1)) {
-            const auto end_quote = body.find('"', q + 1);
+        for (size_t q = body.find_first_of("\"'", open); q < close;
+             q = body.find_first_of("\"'", q + 1)) {
+            const auto end_quote = body.find(body[q], q + 1);
             if (end_quote > close) break;
             out.push_back(body.substr(q + 1, end_quote - q - 1));
             q = end_quote;
@@ -162,16 +164,36 @@ bool json_true(const std::string& text, const std::string& key) {
     return false;
 }
 
+// The TOML file direnv reads its [whitelist] from (direnv's internal/cmd/config.go, LoadConfig):
+// in $DIRENV_CONFIG, else $XDG_CONFIG_HOME/direnv, else ~/.config/direnv; direnv.toml there, or
+// config.toml, its name before direnv 2.21, where no direnv.toml exists.
+std::string direnv_config(const HostFs& fs, const std::string& home, const Environment& env) {
+    std::string dir = variable_in(env, "DIRENV_CONFIG");
+    if (dir.empty()) {
+        const std::string config_home = variable_in(env, "XDG_CONFIG_HOME");
+        dir = (config_home.empty() ? home + "/.config" : config_home) + "/direnv";
+    }
+    dir = absolute_path(dir, home, home);
+    const std::string toml = dir + "/direnv.toml";
+    return fs.type(toml) == HostFs::Type::missing ? dir + "/config.toml" : toml;
+}
+
 }  // namespace
 
-ToolTrust ToolTrust::of_user(const HostFs& fs, const std::string& home) {
+ToolTrust ToolTrust::of_user(const HostFs& fs, const std::string& home, const Environment& env) {
     ToolTrust trust;
-    const std::string direnv = fs.read_start(home + "/.config/direnv/direnv.toml", 1 << 16);
-    auto expanded = [&](const std::string& path) { return absolute_path(path, home, home); };
+    const std::string direnv = fs.read_start(direnv_config(fs, home, env), 1 << 16);
+    // direnv expands a leading "~/" only (the path cleaned, as Go's filepath.Join does), and
+    // takes an exact entry that names no `.envrc` or `.env` as the folder of an `.envrc`.
+    auto expanded = [&](const std::string& path) {
+        return path.starts_with("~/") ? absolute_path(path, "/", home) : path;
+    };
     for (const auto& p : toml_strings(direnv, "whitelist", "prefix"))
         trust.direnv_prefix.push_back(expanded(p));
     for (const auto& p : toml_strings(direnv, "whitelist", "exact"))
-        trust.direnv_exact.push_back(expanded(p));
+        trust.direnv_exact.push_back(p.ends_with("/.envrc") || p.ends_with("/.env")
+                                         ? expanded(p)
+                                         : absolute_path(p + "/.envrc", "/", home));
     for (const char* settings : {"/.claude/settings.json", "/.claude.json"})
         trust.all_project_mcp =
             trust.all_project_mcp ||
@@ -183,11 +205,11 @@ bool ToolTrust::asks_first(const RepositoryRunEntry& entry, const std::string& p
     if (!entry.asks_first) return false;
     const std::string name = name_of(path);
     if (name == ".envrc") {
-        const std::string dir = parent_of(path);
+        // As direnv compares them: the whole path, and a prefix of its text, not of its folders.
         for (const auto& exact : direnv_exact)
-            if (exact == path || exact == dir) return false;
+            if (exact == path) return false;
         for (const auto& prefix : direnv_prefix)
-            if (path_within(dir, prefix)) return false;
+            if (path.starts_with(prefix)) return false;
     }
     if (name == ".mcp.json" && all_project_mcp) return false;
     return true;
@@ -253,11 +275,17 @@ std::vector<RepositoryRunEntry> hook_manager_entries(const std::vector<std::stri
     return out;
 }
 
-bool names_host_run_path(const std::string& path, const std::string& home) {
+bool opens_host_run_path(const std::string& path, const std::string& home) {
+    // The home's configuration: an entry of the home whose name starts with a dot, or a path in
+    // one (a writable root in a folder bound read-only comes back on top of it).
+    if (path != home && path_within(path, home) && path[home == "/" ? 1 : home.size() + 1] == '.')
+        return true;
     for (const auto& entry : host_run_by_default())
         for (const auto& p : location_paths(entry.where, home, home, {}))
-            if (p == path) return true;
-    return repository_run_entry(name_of(parent_of(path)), name_of(path)) != nullptr;
+            if (path_within(path, p)) return true;
+    for (std::string p = path; p != "/"; p = parent_of(p))
+        if (repository_run_entry(name_of(parent_of(p)), name_of(p))) return true;
+    return false;
 }
 
 std::string describe(HostRunPath::How how) {

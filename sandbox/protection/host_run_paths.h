@@ -54,13 +54,14 @@ const RepositoryRunEntry* repository_run_entry(std::string_view folder, std::str
 // an `.envrc` there loads unasked) and Claude Code's enableAllProjectMcpServers (every
 // `.mcp.json`'s servers start unasked).
 struct ToolTrust {
-    std::vector<std::string> direnv_prefix;
-    std::vector<std::string> direnv_exact;
+    std::vector<std::string> direnv_prefix;  // as written, or expanded from "~/"
+    std::vector<std::string> direnv_exact;   // `.envrc` (or `.env`) paths
     bool all_project_mcp = false;
 
-    // From the user's own configs in `home` (~/.config/direnv/direnv.toml,
-    // ~/.claude/settings.json, ~/.claude.json).
-    static ToolTrust of_user(const HostFs& fs, const std::string& home);
+    // From the user's own configs: direnv's where direnv finds it for the environment `env`
+    // ($DIRENV_CONFIG, else $XDG_CONFIG_HOME/direnv, else ~/.config/direnv; direnv.toml there,
+    // else config.toml), ~/.claude/settings.json and ~/.claude.json.
+    static ToolTrust of_user(const HostFs& fs, const std::string& home, const Environment& env);
     // Whether the program of `entry`, at `path`, asks before it runs a new or changed one.
     bool asks_first(const RepositoryRunEntry& entry, const std::string& path) const;
 };
@@ -77,9 +78,11 @@ std::vector<std::string> envrc_sources(const std::string& dir, const std::string
 // husky needs no row: it works through core.hooksPath, which the git protection follows.
 std::vector<RepositoryRunEntry> hook_manager_entries(const std::vector<std::string>& hook_texts);
 
-// True when `path` (absolute, normalised) is one the table names for a user with this home, in
-// its default place, or a repository's entry by its name.
-bool names_host_run_path(const std::string& path, const std::string& home);
+// True when sandbox.writable naming `path` (absolute, normalised) would open what the host runs
+// later for a user with this home: a path the table names (in its default place, or a
+// repository's entry by its name) or one in it, or an entry of the home's configuration
+// (protect_home_configuration()) or a path in one.
+bool opens_host_run_path(const std::string& path, const std::string& home);
 
 // The home's configuration is not the workspace. When a writable root is the home or holds it,
 // every entry of the home whose name starts with a dot is read-only whole, whether or not the

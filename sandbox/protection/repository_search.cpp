@@ -34,13 +34,6 @@ bool keeps_change_times(unsigned long fs_type) {
     return kernel_kept(fs_type) || fs_type == BTRFS_SUPER_MAGIC;
 }
 
-// Whether the file system of `fd` counts a folder's subfolders in its link count, so that a
-// folder with two links has none.
-bool counts_subfolders(int fd) {
-    struct statfs fs;
-    return ::fstatfs(fd, &fs) == 0 && kernel_kept(static_cast<unsigned long>(fs.f_type));
-}
-
 }  // namespace
 
 void RepositoryWatch::search_at_start(const SandboxPolicy& policy, const std::string& state_dir,
@@ -187,8 +180,7 @@ struct RepositoryWatch::FolderQueue {
     struct Item {
         std::shared_ptr<UniqueFd> parent;  // the folder it was listed in (null for a top)
         std::string path;
-        size_t name_at = 0;      // where its name starts in path
-        bool unwatched = false;  // past the watch limit, its change time noted (not for a top)
+        size_t name_at = 0;  // where its name starts in path
     };
     std::mutex mutex;
     std::condition_variable ready;
@@ -200,10 +192,7 @@ struct RepositoryWatch::FolderQueue {
     std::vector<std::thread> helpers;
     std::atomic<bool> helpers_called{false};
     size_t searched = 0;  // folders the first thread searched before the helpers came
-    bool watch = false;   // each folder gets its watch as it is found
-    // A folder without subfolders is looked up by name, not listed (the full start-up search
-    // only: a check lists what changed, or the table's files a command made there are missed).
-    bool leaves_by_name = false;
+    bool watch = false;   // each folder gets its watch before it is listed
     unsigned idle = 0;
     std::atomic<unsigned> waiting{0};
     bool done = false;
@@ -281,7 +270,6 @@ void RepositoryWatch::walk(std::vector<std::string> tops, Found& found, bool par
     FolderQueue queue;
     queue.max_threads = parallel ? search_threads() : 1;
     queue.watch = watch && inotify_.valid();
-    queue.leaves_by_name = !relisting && !watch;
     // The folders without a watch already known, which the walk leaves to their change time:
     // those in the tops. One deeper down is met only in a folder that is not known either (new,
     // changed or watched), and is listed then: leaving fewer folders to their change time only
@@ -339,17 +327,13 @@ void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
     std::vector<char> listing(32768);  // getdents64's buffer
     std::vector<FolderQueue::Item> own;
     std::vector<FolderQueue::Item> children;
-    std::vector<std::pair<dev_t, bool>> counting;  // file systems seen: counts_subfolders()
     while (!own.empty() || queue.take(own)) {
         FolderQueue::Item item = std::move(own.back());
         own.pop_back();
         const std::string& dir = item.path;
-        // The watch comes before the listing: what is made after it is an event, what was
-        // there before is listed. A folder found in a listing had its watch, or its change
-        // time noted, there already.
-        const bool top = !item.parent;
-        bool unwatched = item.unwatched;
-        if (top) unwatched = !queue.watch || !add_watch(dir, found);
+        // The watch, then the change time, then what is in it: what is made after the watch is
+        // an event, what was there before is listed.
+        const bool unwatched = !queue.watch || !add_watch(dir, found);
         // Opened from the folder it was listed in: no walk down the whole path again.
         const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
         auto fd = std::make_shared<UniqueFd>(
@@ -371,15 +355,13 @@ void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
         }
         // Without a watch, the folder's change time tells a later check whether to list it
         // again; taken before the listing, so a change during it shows as a newer one.
-        if (unwatched && top) note_unwatched(dir, self, found);
-        auto seen = std::find_if(counting.begin(), counting.end(),
-                                 [&](const auto& c) { return c.first == self.st_dev; });
-        if (seen == counting.end())
-            seen = counting.insert(counting.end(), {self.st_dev, counts_subfolders(fd->get())});
-        const bool leaves_known = seen->second;
+        if (unwatched) note_unwatched(dir, self, found);
         bool head = false, objects = false, commondir = false;
         const std::string_view folder_name = std::string_view(dir).substr(dir.rfind('/') + 1);
-        // getdents64 itself: readdir() would cost three more system calls per folder.
+        // Every folder is listed, one without subfolders too: any folder may hold a file of the
+        // table (an `.envrc`, a `mise.toml`), and a listing costs less than a lookup of each
+        // name (bench/NOTES.md). getdents64 itself: readdir() would cost three more system
+        // calls per folder.
         ssize_t n;
         while ((n = ::getdents64(fd->get(), listing.data(), listing.size())) > 0) {
             for (ssize_t at = 0; at < n;) {
@@ -418,20 +400,9 @@ void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
         const bool git_dir = head && (objects || commondir);
         if (git_dir) found.git_dirs.push_back(dir);
         for (auto& child : children) {
-            const char* name = child.path.c_str() + child.name_at;
             // Git never looks for a repository among the object files: no need to search
             // the 256 folders there.
-            if (git_dir && std::strcmp(name, "objects") == 0) continue;
-            // The watch, then the change time, then what is in it, as for the folder above.
-            child.unwatched = !queue.watch || !add_watch(child.path, found);
-            struct stat st;
-            if (::fstatat(fd->get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
-                continue;
-            if (child.unwatched) note_unwatched(child.path, st, found);
-            // A folder without subfolders needs no listing of its own: what it can hold that
-            // matters, a `.git` file or link or a HEAD, is looked up by name.
-            if (queue.leaves_by_name && leaves_known && st.st_nlink == 2 &&
-                st.st_dev == self.st_dev && search_leaf(fd->get(), name, child.path, found))
+            if (git_dir && std::strcmp(child.path.c_str() + child.name_at, "objects") == 0)
                 continue;
             own.push_back(std::move(child));
         }
@@ -439,24 +410,6 @@ void RepositoryWatch::walk_folders(FolderQueue& queue, Found& found) const {
         queue.call_helpers_if_needed(own.size());
         queue.share(own);
     }
-}
-
-bool RepositoryWatch::search_leaf(int parent, const char* name, const std::string& path,
-                                  Found& found) {
-    std::string probe = std::string(name) + "/.git";
-    struct stat st;
-    if (::fstatat(parent, probe.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        if (S_ISDIR(st.st_mode)) return false;  // made since: listed
-        if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) found.git_links.push_back(path + "/.git");
-    } else if (errno == EACCES || errno == EPERM) {
-        found.unreadable.push_back(path);
-        return true;
-    } else if (errno != ENOENT) {
-        return false;
-    }
-    probe.replace(probe.size() - 4, 4, "HEAD");
-    // A git folder without subfolders (a worktree's: HEAD and commondir) is listed.
-    return ::fstatat(parent, probe.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT;
 }
 
 }  // namespace caretz

@@ -48,9 +48,11 @@ bool looks_like_git_dir(const std::string& dir) {
 }  // namespace
 
 RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
-                                 const std::vector<std::string>& global_configs, Watching watching,
+                                 const std::vector<std::string>& global_configs,
+                                 const ToolTrust& trust, Watching watching,
                                  const std::string& state_dir)
     : home_(policy.home),
+      trust_(trust),
       watch_events_(records_changes(watching) ? kEvents | kChangeEvents : kEvents) {
     // Only what exists is bound: a missing `.git/hooks` of a writable root without a repository
     // is found by a check once a command makes it, like any repository made later.
@@ -108,7 +110,6 @@ RepositoryWatch::RepositoryWatch(SandboxPolicy& policy,
     for (const auto& dir : found.unreadable) protect(dir);
     run_entries_ = std::move(found.run_entries);
     run_known_.insert(run_entries_.begin(), run_entries_.end());
-    trust_ = ToolTrust::of_user(RealHostFs(), home_);
     for (const auto& path : run_entries_) {
         if (name_of(path) != ".envrc") continue;
         for (const auto& source : envrc_sources(parent_of(path), read_file(path).value_or("")))
@@ -340,8 +341,8 @@ void RepositoryWatch::take_made_run_entries(const std::vector<std::string>& fres
         if (!entry || trust_.asks_first(*entry, path) || run_known_.count(path) || is_known(path) ||
             !st)
             continue;
-        // One the start-up search did not look for (in a folder without subfolders), untouched
-        // since: the user's own, read-only from now on.
+        // One the start-up search did not see, untouched since (in a folder moved in from
+        // elsewhere, whose files keep their change time): the user's own, read-only from now on.
         const bool before =
             st->st_ctim.tv_sec < started_.tv_sec ||
             (st->st_ctim.tv_sec == started_.tv_sec && st->st_ctim.tv_nsec < started_.tv_nsec);

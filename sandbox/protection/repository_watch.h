@@ -34,8 +34,8 @@ class InotifyReader;
 // add, or by hand).
 //
 // At the start it searches every folder of the writable roots (symlinks are not followed; one
-// thread per core, four at most; a folder without subfolders, on a file system that counts them
-// in its link count, is not listed: the names that matter are looked up in it) and adds the hooks
+// thread per core, four at most; every folder is listed, one without subfolders too, since any
+// folder may hold a file of the table of what the host runs later) and adds the hooks
 // and config of each git folder (anything with HEAD and objects or commondir: `.git`, nested
 // clones, bare repositories, submodules in `.git/modules`, worktrees in `.git/worktrees`), each
 // `.git` file and each `commondir` and `config.worktree`, to the policy's protected paths, so the
@@ -89,8 +89,12 @@ public:
     // With a `state_dir` (Caretz's own, hidden from every sandbox), the search of a large tree
     // is kept there (search_record.h), and the next start in the same roots lists again only
     // the folders whose change time moved since; the rest comes from the record.
+    //
+    // `trust` (ToolTrust::of_user()) says which of the table's entries a command makes later
+    // run unasked on the host, though their program would ask first.
     RepositoryWatch(SandboxPolicy& policy, const std::vector<std::string>& global_configs,
-                    Watching watching = Watching::repositories, const std::string& state_dir = "");
+                    const ToolTrust& trust, Watching watching = Watching::repositories,
+                    const std::string& state_dir = "");
     ~RepositoryWatch();
     RepositoryWatch(const RepositoryWatch&) = delete;
     RepositoryWatch& operator=(const RepositoryWatch&) = delete;
@@ -179,9 +183,6 @@ private:
     // The fanotify mark watch_folder() falls back to past the inotify limit.
     FolderWatch add_mark(const std::string& dir) const;
     static void note_unwatched(const std::string& dir, const struct stat& st, Found& found);
-    // A folder without subfolders (`name` in `parent`): looks up what a listing would find;
-    // false when it must be listed after all.
-    static bool search_leaf(int parent, const char* name, const std::string& path, Found& found);
     // Folders without a watch whose change time moved since they were listed (or that may
     // have changed unseen); they are forgotten, to be listed again. Those gone (or no folder
     // now) are forgotten too, and added to `gone`.
@@ -250,9 +251,9 @@ private:
     std::set<std::string> run_known_;           // run_entries_, to look up
     std::set<std::string> made_run_entries_;    // seen made since the last check
     std::vector<std::string> sourced_missing_;  // missing files an `.envrc` found loads
-    ToolTrust trust_;                           // the user's configs, read at the start
-    timespec started_{};                        // when the start-up search began
-    std::set<std::string> ours_;                // git folders protected during the session
+    ToolTrust trust_;
+    timespec started_{};             // when the start-up search began
+    std::set<std::string> ours_;     // git folders protected during the session
     std::set<std::string> recheck_;  // of those, the ones whose hooks or config changed since
     std::unordered_map<int, std::string> config_watches_;  // their configs, watched for writes
     std::vector<std::string> read_only_now_;               // to bind, in one check

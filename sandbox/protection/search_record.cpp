@@ -25,14 +25,15 @@ static_assert(sizeof(dev_t) == 8 && sizeof(ino_t) == 8, "the format's u64 fields
 namespace {
 
 // The format, in this machine's byte order (a record never leaves it):
-//   "caretz search record 3\n", u32 bytes, the key
+//   "caretz search record 4\n", u32 bytes, the key
 //   u64 folders, each: u32 bytes shared with the path before, u32 bytes that follow, u64 dev,
 //       u64 inode, i64 ctime seconds, i64 ctime nanoseconds, u8 racy, the bytes that follow
 //   the git folders, then the `.git` files and links, then the unreadable folders, then the
 //       entries editors and tools run from, each list as u64 paths, each path u32 bytes and
 //       the path
-// and nothing after.
-constexpr std::string_view kMagic = "caretz search record 3\n";
+// and nothing after. Format 4: the entries editors and tools run from in folders without
+// subfolders too, which format 3's search looked into only for `.git` and `HEAD`.
+constexpr std::string_view kMagic = "caretz search record 4\n";
 constexpr const char* kPrefix = "search-";
 constexpr size_t kMaxBytes = size_t{1} << 30;
 constexpr time_t kUnusedFor = 30 * 24 * 3600;  // a record not used that long is removed

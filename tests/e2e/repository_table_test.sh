@@ -2,8 +2,9 @@
 # Repositories' auto-run files at every depth, and nothing of the protection left on the host, as
 # the unprivileged test user in session mode ($1 = session) or a fresh sandbox per command
 # ($1 = fresh). A repository with husky's layout (core.hooksPath=.husky/_), a real direnv from
-# Debian (an allowed .envrc that sources .envrc.local, and a whitelisted folder), and tools'
-# folders at the top and in a subfolder: sandboxed writes there are refused or moved aside, and
+# Debian (an allowed .envrc that sources .envrc.local, and a whitelisted folder), tools' folders
+# at the top and in a subfolder, and a folder without subfolders two deep with its own allowed
+# .envrc, .envrc.local and mise.toml: sandboxed writes there are refused or moved aside, and
 # afterwards a host `git commit` and a `cd` with direnv's hook in a real bash run nothing
 # planted; ordinary files at every depth land. After Caretz ends (normally, SIGTERM, SIGKILL) a
 # folder without a repository has no .git, the repository no empty editor folders and the home
@@ -14,7 +15,7 @@ sandbox_mode "${1:-}"
 SH=/bin/bash
 
 own_home
-trap 'end_tmux; rm -rf "$TEST_HOME"' EXIT
+trap 'end_tmux; rm -rf "$TEST_HOME" "${leaf_before:-}"' EXIT
 H=$TEST_HOME
 ws="$H/ws"
 repo="$ws/repo"
@@ -33,6 +34,15 @@ u sh -c "echo 'export FROM_LOCAL=1' > '$repo/.envrc.local'"
 u sh -c "printf '[whitelist]\nprefix = [ \"$repo/trusted\" ]\n' > '$H/.config/direnv/direnv.toml'"
 as_user "$SH" "$repo" direnv allow . >/dev/null 2>&1
 u sh -c "echo '{}' > '$repo/.cursor/mcp.json'"
+# A folder without subfolders two deep: an allowed .envrc sourcing .envrc.local, and mise's config.
+leaf="$repo/apps/web"
+u mkdir -p "$leaf"
+u sh -c "printf 'source_env .envrc.local\n' > '$leaf/.envrc'"
+u sh -c "echo 'export FROM_LEAF=1' > '$leaf/.envrc.local'"
+u sh -c "printf '[env]\nFROM_MISE = \"1\"\n' > '$leaf/mise.toml'"
+as_user "$SH" "$leaf" direnv allow . >/dev/null 2>&1
+leaf_before=$(mktemp -d)
+cp "$leaf/.envrc.local" "$leaf/mise.toml" "$leaf_before/"
 host_git add -A && host_git commit -q -m init
 check "setup: the host's commit ran husky's pre-commit" test -s "$H/husky.log"
 rm -f "$H/husky.log"
@@ -48,6 +58,11 @@ check "a new hook in husky's folder: refused" contains_nocase "$OUT" "read-only 
 run "echo '$planted' >> .envrc.local"
 check ".envrc.local, which the allowed .envrc sources: refused" \
     contains_nocase "$OUT" "read-only file system"
+run "echo '$planted' >> apps/web/.envrc.local; printf '[hooks]\nenter = \"$planted\"\n' >> apps/web/mise.toml; echo ok > apps/web/notes.txt"
+check "a folder without subfolders: .envrc.local, which its allowed .envrc sources, unchanged" \
+    cmp -s "$leaf/.envrc.local" "$leaf_before/.envrc.local"
+check "... and its mise.toml unchanged" cmp -s "$leaf/mise.toml" "$leaf_before/mise.toml"
+check "... while an ordinary file there lands" eval '[[ $(cat "$leaf/notes.txt") == ok ]]'
 run "echo '$planted' > trusted/.envrc"
 check "an .envrc in a folder direnv's whitelist trusts is moved aside" \
     contains "$OUT" "$repo/trusted/.envrc ("
@@ -68,7 +83,7 @@ check "ordinary files at every depth land" \
 host_git add -A >/dev/null 2>&1
 host_git commit -q -m "after the sandbox" >/dev/null 2>&1
 check "a host git commit ran husky's own hook" test -s "$H/husky.log"
-as_user /bin/bash "$H" bash --norc -i -c "eval \"\$(direnv hook bash)\"; cd '$repo' && _direnv_hook; cd '$repo/trusted' && _direnv_hook; cd '$repo/sub/deep' && _direnv_hook" \
+as_user /bin/bash "$H" bash --norc -i -c "eval \"\$(direnv hook bash)\"; cd '$repo' && _direnv_hook; cd '$repo/trusted' && _direnv_hook; cd '$repo/sub/deep' && _direnv_hook; cd '$leaf' && _direnv_hook" \
     </dev/null >/dev/null 2>&1
 check "... and it and direnv's hook in bash ran nothing planted" test ! -e "$H/PWNED"
 

@@ -339,9 +339,22 @@ TEST_CASE("opening a path the host runs later is the user's choice unless a poli
     CHECK_THAT(refusal(strict_policy(), "{}", opens),
                Contains("\"~/.config/systemd/user\"") &&
                    Contains("keeps what the host runs later read-only"));
-    // Another writable path stays the user's to choose.
-    CHECK(refusal(strict_policy(), "{}", R"({"sandbox": {"writable": ["~/scratch"]}})") ==
-          "(no error)");
+    // Also the home's configuration, which no row of the table names (an entry of the home
+    // whose name starts with a dot), and a path in it or in a folder of the table.
+    auto writable = [](const std::string& path) {
+        return R"({"sandbox": {"writable": [")" + path + R"("]}})";
+    };
+    for (const char* path : {"~/.docker", "~/.inputrc", "~/.docker/cli-plugins", "~/.config",
+                             "~/.vim/plugin", "~/proj/.vscode/tasks.json", "/srv/app/.claude"}) {
+        INFO(path);
+        CHECK(refusal(MachinePolicy{}, "{}", writable(path)) == "(no error)");
+        CHECK_THAT(refusal(strict_policy(), "{}", writable(path)),
+                   Contains("keeps what the host runs later read-only"));
+    }
+    // Another writable path stays the user's to choose, the home itself too: its dot entries
+    // stay read-only in it.
+    for (const char* path : {"~/scratch", "~", "~/proj", "~/notes.txt", "/srv/app"})
+        CHECK(refusal(strict_policy(), "{}", writable(path)) == "(no error)");
     CHECK_THAT(policy_error(R"({"sandbox": {"open_host_run": true}})"),
                Contains("\"sandbox.open_host_run\" can only be false"));
     CHECK_THAT(refusal(MachinePolicy{}, "{}", R"({"sandbox": {"open_host_run": false}})"),

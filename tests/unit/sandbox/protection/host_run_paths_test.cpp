@@ -126,6 +126,54 @@ TEST_CASE("a repository's missing editor folders are left missing: nothing is ma
     CHECK(s.policy.can_write("/home/u/proj/notes.txt"));
 }
 
+// Whether direnv, with `host`'s configs and the environment `env`, loads the `.envrc` at
+// `path` without asking (direnv's whitelist).
+bool direnv_loads_unasked(std::map<std::string, std::string> host, const Environment& env,
+                          const std::string& path) {
+    const ToolTrust trust = ToolTrust::of_user(FakeHostFs(std::move(host)), "/home/u", env);
+    return !trust.asks_first(*repository_run_entry("", ".envrc"), path);
+}
+
+TEST_CASE("direnv's whitelist is read where direnv reads it, and matched as direnv does") {
+    const std::string in_code = "/home/u/code/app/.envrc";
+    auto with = [](const std::string& config, const std::string& text) {
+        auto host = debian_home();
+        host[config] = "f:" + text;
+        return host;
+    };
+    const std::string prefix = "[whitelist]\nprefix = [ \"~/code\" ]\n";
+    // ~/.config/direnv, unless the environment puts direnv's config elsewhere.
+    CHECK(direnv_loads_unasked(with("/home/u/.config/direnv/direnv.toml", prefix), {}, in_code));
+    CHECK_FALSE(direnv_loads_unasked(with("/home/u/.config/direnv/direnv.toml", prefix),
+                                     {{"XDG_CONFIG_HOME", "/home/u/xdg"}}, in_code));
+    CHECK(direnv_loads_unasked(with("/home/u/xdg/direnv/direnv.toml", prefix),
+                               {{"XDG_CONFIG_HOME", "/home/u/xdg"}}, in_code));
+    CHECK_FALSE(direnv_loads_unasked(with("/home/u/xdg/direnv/direnv.toml", prefix), {}, in_code));
+    // $DIRENV_CONFIG before them both.
+    CHECK(direnv_loads_unasked(with("/etc/dv/direnv.toml", prefix),
+                               {{"DIRENV_CONFIG", "/etc/dv"}, {"XDG_CONFIG_HOME", "/home/u/xdg"}},
+                               in_code));
+    CHECK_FALSE(direnv_loads_unasked(
+        with("/home/u/xdg/direnv/direnv.toml", prefix),
+        {{"DIRENV_CONFIG", "/etc/dv"}, {"XDG_CONFIG_HOME", "/home/u/xdg"}}, in_code));
+    // config.toml, the name before direnv 2.21, where no direnv.toml exists.
+    CHECK(direnv_loads_unasked(with("/home/u/.config/direnv/config.toml", prefix), {}, in_code));
+    auto both = with("/home/u/.config/direnv/config.toml", prefix);
+    both["/home/u/.config/direnv/direnv.toml"] = "f:";
+    CHECK_FALSE(direnv_loads_unasked(both, {}, in_code));
+    // A prefix is one of the path's text, not of its folders: "~/code" covers ~/codex too.
+    CHECK(direnv_loads_unasked(with("/home/u/.config/direnv/direnv.toml", prefix), {},
+                               "/home/u/codex/.envrc"));
+    CHECK_FALSE(direnv_loads_unasked(with("/home/u/.config/direnv/direnv.toml", prefix), {},
+                                     "/home/u/other/.envrc"));
+    // An exact entry names an `.envrc`, or the folder of one.
+    const auto exact = with("/home/u/.config/direnv/direnv.toml",
+                            "[whitelist]\nexact = [ \"~/a/\", '/home/u/b/.envrc' ]\n");
+    CHECK(direnv_loads_unasked(exact, {}, "/home/u/a/.envrc"));
+    CHECK(direnv_loads_unasked(exact, {}, "/home/u/b/.envrc"));
+    CHECK_FALSE(direnv_loads_unasked(exact, {}, "/home/u/a/sub/.envrc"));
+}
+
 TEST_CASE("the table's entries the search found at any depth are bound read-only") {
     auto host = debian_home();
     host["/home/u/proj/src/.vscode"] = "d";
@@ -304,6 +352,34 @@ TEST_CASE("started in the home, every dot entry is read-only whole, listed or no
     CHECK(find(policy, "/home/u/.config/autostart")->folder == "/home/u/.config");
     CHECK_FALSE(is_sealed(policy, "/home/u/.config"));
     CHECK(find(policy, "/home/u/.bashrc")->reason == std::string("every interactive bash"));
+}
+
+TEST_CASE("a dot entry of the home opened on purpose keeps the table's rows in it read-only") {
+    // The user opened ~/.config and ~/.local by name: their own files there land, but what the
+    // host runs from them later stays as in any writable root (a refused write gets the offer).
+    std::map<std::string, std::string> host = debian_home();
+    host["/home/u/.config/autostart"] = "d";
+    host["/home/u/.config/app"] = "d";
+    host["/home/u/.local/bin"] = "d";
+    host["/home/u/.local/state"] = "d";
+    FakeHostFs fs(host);
+    PolicySettings settings;
+    settings.writable = {"/home/u/.config", "/home/u/.local"};
+    SandboxPolicy policy = make_policy(settings, "/home/u", "/home/u", {});
+    protect_home_configuration(policy, fs);
+    protect_host_run_paths(policy, fs, {}, {}, {});
+    CHECK(find(policy, "/home/u/.config")->how == HostRunPath::How::opened);
+    CHECK(policy.can_write("/home/u/.config/app/settings.json"));
+    CHECK(policy.can_write("/home/u/.local/state/notes.txt"));
+    CHECK(find(policy, "/home/u/.config/autostart")->how == HostRunPath::How::bound);
+    CHECK(find(policy, "/home/u/.local/bin")->how == HostRunPath::How::bound);
+    CHECK(find(policy, "/home/u/.config/systemd/user")->how == HostRunPath::How::sealed);
+    // Missing ones cannot be made: the folder above them is sealed.
+    for (const char* path : {"/home/u/.config/autostart/x.desktop", "/home/u/.local/bin/ls",
+                             "/home/u/.config/systemd", "/home/u/.config/fish"})
+        CHECK_FALSE(policy.can_write(path));
+    // An entry not opened stays read-only whole.
+    CHECK_FALSE(policy.can_write("/home/u/.bashrc"));
 }
 
 TEST_CASE("a workspace below the home makes none of the home's entries read-only") {

@@ -166,7 +166,7 @@ TEST_CASE("the start-up search finds repositories however deep, bare ones and wo
         "git -C main worktree add -q ../wt && git init -q " +
         deep + " && git init -q --bare store.git");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {});
+    RepositoryWatch watch(policy, {}, {});
     const auto& p = policy.protected_paths;
     for (const std::string& path : std::vector<std::string>{
              deep + "/.git/hooks", deep + "/.git/config", "main/.git/hooks", "main/.git/config",
@@ -195,7 +195,7 @@ TEST_CASE("the start-up search of a large tree finds every repository") {
     script += "; do echo 'ref: refs/heads/main' > $g/HEAD; done";
     ws.sh(script);
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {});
+    RepositoryWatch watch(policy, {}, {});
     for (const auto& git : repositories) {
         INFO(git);
         CHECK(has(policy.protected_paths, ws / (git + "/hooks")));
@@ -207,7 +207,7 @@ TEST_CASE("the start-up search of a large tree finds every repository") {
 TEST_CASE("a repository made after the start is found, and its hooks and config kept safe") {
     Workspace ws;
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {});
+    RepositoryWatch watch(policy, {}, {});
     ws.sh(
         "mkdir -p src/x && git init -q src/x/sub && cd src/x/sub && "
         "git remote add origin https://example.invalid/r.git && "
@@ -241,7 +241,7 @@ TEST_CASE("a clean clone is protected without anything moved") {
     Workspace ws;
     ws.sh("git init -q origin && git -C origin commit -q --allow-empty -m i");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {});
+    RepositoryWatch watch(policy, {}, {});
     ws.sh("git clone -q origin copy");
     auto findings = watch.check();
     REQUIRE(findings.size() == 1);
@@ -256,7 +256,7 @@ TEST_CASE("without watches, change times find what commands make anywhere in a l
     ws.sh("git init -q t3/o5/old");
     make_old_tree(ws);  // only a real change lists a folder again
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::none);
+    RepositoryWatch watch(policy, {}, {}, RepositoryWatch::Watching::none);
     CHECK(has(policy.protected_paths, ws / "t3/o5/old/.git/hooks"));
     CHECK(watch.check().empty());
     ws.sh(
@@ -274,7 +274,7 @@ TEST_CASE("a hook planted later in a repository without hooks is moved aside") {
     Workspace ws;
     ws.sh("git init -q --template= r");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {});
+    RepositoryWatch watch(policy, {}, {});
     CHECK(has(policy.protected_paths, ws / "r/.git/hooks"));
     // What create_missing_git_paths would have made before the sandbox; here, a new
     // repository that gets its hooks folder from the check.
@@ -288,7 +288,7 @@ TEST_CASE("a commondir that sends git to a folder the sandbox may write is moved
     Workspace ws;
     ws.sh("git init -q r && mkdir -p evil/objects evil/refs evil/hooks");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {});
+    RepositoryWatch watch(policy, {}, {});
     ws.sh("echo ../../evil > r/.git/commondir");
     auto findings = watch.check();
     CHECK(found(findings, Kind::redirect_moved_aside, ws / "r/.git/commondir"));
@@ -299,7 +299,7 @@ TEST_CASE("a repository made inside a new submodule folder of .git is found") {
     Workspace ws;
     ws.sh("git init -q r && git init -q sub && git -C sub commit -q --allow-empty -m i");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {});
+    RepositoryWatch watch(policy, {}, {});
     ws.sh(
         "git clone -q --bare sub r/.git/modules/lib && "
         "printf x > r/.git/modules/lib/hooks/pre-commit");
@@ -313,7 +313,7 @@ TEST_CASE("a folder the search cannot read is protected whole") {
     Workspace ws;
     ws.sh("mkdir -p closed/inner && chmod 000 closed");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {});
+    RepositoryWatch watch(policy, {}, {});
     CHECK(has(policy.protected_paths, ws / "closed"));
     ::chmod((ws / "closed").c_str(), 0700);
 }
@@ -327,7 +327,7 @@ TEST_CASE("files a config includes and a hooks folder it names are protected whe
         "printf '[core]\\n\\thooksPath = ~/hooks\\n' > home/more.cfg");
     SandboxPolicy policy = ws.policy();
     policy.home = ws / "home";
-    RepositoryWatch watch(policy, {ws / "home/.gitconfig", ws / "home/.config/git/config"});
+    RepositoryWatch watch(policy, {ws / "home/.gitconfig", ws / "home/.config/git/config"}, {});
     for (const char* path : {"r/.githooks", "home/.gitconfig", "home/more.cfg"})
         CHECK(has(policy.protected_paths, ws / path));
     // Missing ones are not made on the host: the folder above each is sealed instead, so the
@@ -344,7 +344,7 @@ TEST_CASE("a hooks folder in the work tree protects its hook manager's whole fol
         "git init -q r && mkdir -p r/.husky/_ && echo 'npx lint' > r/.husky/pre-commit && "
         "git -C r config core.hooksPath .husky/_");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {});
+    RepositoryWatch watch(policy, {}, {});
     CHECK(has(policy.protected_paths, ws / "r/.husky"));
 }
 
@@ -352,7 +352,7 @@ TEST_CASE("the table's entries are found at every depth, and one made later is m
     Workspace ws;
     ws.sh("git init -q r && mkdir -p r/sub/.vscode r/a/b/.claude r/.zed && touch r/a/mise.toml");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::repositories);
+    RepositoryWatch watch(policy, {}, {}, RepositoryWatch::Watching::repositories);
     for (const char* path : {"r/sub/.vscode", "r/a/b/.claude", "r/.zed", "r/a/mise.toml"})
         CHECK(has(watch.run_entries(), ws / path));
     watch.check();
@@ -377,7 +377,7 @@ TEST_CASE("a config outside the writable roots is followed but nothing outside i
     outside.sh("printf '[include]\\n\\tpath = " + ws.root + "/inc.cfg\\n\\tpath = " + outside.root +
                "/gone.cfg\\n' > .gitconfig");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {outside / ".gitconfig"});
+    RepositoryWatch watch(policy, {outside / ".gitconfig"}, {});
     // The missing one in the workspace is not made either: its folder is sealed.
     CHECK(has(policy.sealed, ws.root));
     CHECK_FALSE(fs::exists(ws / "inc.cfg"));
@@ -385,19 +385,21 @@ TEST_CASE("a config outside the writable roots is followed but nothing outside i
     CHECK_FALSE(fs::exists(outside / "gone.cfg"));
 }
 
-TEST_CASE("folders without subfolders are searched by name, not listed") {
-    // On ext4, xfs and tmpfs a folder with two links has no subfolders; what it can hold that
-    // makes a repository is looked up by name.
+TEST_CASE("folders without subfolders are listed: their repositories and the table's files") {
+    // A folder with two links has no subfolders (ext4, xfs, tmpfs), but it may still hold a
+    // `.git` file, a worktree's git folder or a file of the table, at any depth.
     Workspace ws;
     ws.sh(
         "git init -q main && git -C main commit -q --allow-empty -m i && "
         "git -C main worktree add -q ../wt && rm -rf main/.git/worktrees/wt/logs && "
-        "mkdir lone && ln -s ../main/.git lone/.git && mkdir -p plain/x");
-    REQUIRE(fs::hard_link_count(ws / "lone") == 2);
-    REQUIRE(fs::hard_link_count(ws / "wt") == 2);
-    REQUIRE(fs::hard_link_count(ws / "main/.git/worktrees/wt") == 2);
+        "mkdir lone && ln -s ../main/.git lone/.git && mkdir -p plain/x && "
+        "mkdir -p main/app/web && cd main/app/web && echo 'source_env .envrc.local' > .envrc && "
+        "echo 'export A=1' > .envrc.local && echo '[env]' > mise.toml && echo '{}' > .mcp.json "
+        "&& echo x > notes.txt");
+    for (const char* leaf : {"lone", "wt", "main/.git/worktrees/wt", "main/app/web"})
+        REQUIRE(fs::hard_link_count(ws / leaf) == 2);
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {});
+    RepositoryWatch watch(policy, {}, {});
     const auto& p = policy.protected_paths;
     CHECK(has(p, ws / "lone/.git"));
     CHECK(has(p, ws / "wt/.git"));
@@ -405,6 +407,11 @@ TEST_CASE("folders without subfolders are searched by name, not listed") {
     CHECK(has(p, ws / "main/.git/worktrees/wt/config"));
     CHECK_FALSE(std::any_of(p.begin(), p.end(),
                             [&](const auto& path) { return path.starts_with(ws / "plain"); }));
+    // The table's files there: protect_host_run_paths() binds each read-only, with what the
+    // `.envrc` sources.
+    for (const char* entry : {".envrc", "mise.toml", ".mcp.json"})
+        CHECK(has(watch.run_entries(), ws / "main/app/web/" + entry));
+    CHECK_FALSE(has(watch.run_entries(), ws / "main/app/web/notes.txt"));
 }
 
 TEST_CASE("the start adds its watches after the search, and change times cover the time between") {
@@ -416,7 +423,7 @@ TEST_CASE("the start adds its watches after the search, and change times cover t
     int n = 0;
     for (int delay_ms : {0, 1, 3, 10, 30, 100}) {
         SandboxPolicy policy = ws.policy();
-        RepositoryWatch watch(policy, {});
+        RepositoryWatch watch(policy, {}, {});
         ::usleep(delay_ms * 1000);
         ++n;
         const std::string repo = "t" + std::to_string(7 * n) + "/o" + std::to_string(13 * n);
@@ -430,7 +437,7 @@ TEST_CASE("the start adds its watches after the search, and change times cover t
     // And every folder gets its watch soon after the start, checks in between or not.
     const size_t before = inotify_watches();
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {});
+    RepositoryWatch watch(policy, {}, {});
     watch.check();
     const size_t folders = 1 + 60 + 6000 + n * 3;  // the root, the tree, the new repositories
     size_t added = 0;
@@ -446,7 +453,7 @@ TEST_CASE("past the inotify limit, fanotify marks watch the other folders") {
     make_old_tree(ws);
     const std::string said = with_limits(2000, 1000000, [&] {
         SandboxPolicy policy = ws.policy();
-        RepositoryWatch watch(policy, {});
+        RepositoryWatch watch(policy, {}, {});
         std::ostringstream wrong;
         for (const auto& f : watch.check())
             if (f.kind == Kind::watch_limit) wrong << "said the limit was reached; ";
@@ -479,7 +486,7 @@ TEST_CASE("past both limits, change times cover the folders left, and Caretz say
     make_old_tree(ws);
     const std::string said = with_limits(1000, 1000, [&] {
         SandboxPolicy policy = ws.policy();
-        RepositoryWatch watch(policy, {});
+        RepositoryWatch watch(policy, {}, {});
         std::ostringstream wrong;
         auto first = watch.check();
         auto limit = std::find_if(first.begin(), first.end(),
@@ -519,7 +526,7 @@ std::vector<ino_t> records_in(const std::string& state) {
 SearchRecord recorded_start(const Workspace& ws, const std::string& state) {
     {
         SandboxPolicy policy = ws.policy();
-        RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::none, state);
+        RepositoryWatch watch(policy, {}, {}, RepositoryWatch::Watching::none, state);
     }
     auto record = read_search_record(search_record_file(state, {ws.root}, {}), {ws.root});
     REQUIRE(record);
@@ -542,8 +549,8 @@ TEST_CASE(
     make_old_tree(ws);
     auto starts = [&](RepositoryWatch::Watching watching) {
         SandboxPolicy policy = ws.policy();
-        auto watch =
-            std::make_unique<RepositoryWatch>(policy, std::vector<std::string>{}, watching, state);
+        auto watch = std::make_unique<RepositoryWatch>(policy, std::vector<std::string>{},
+                                                       ToolTrust{}, watching, state);
         return std::make_pair(std::move(watch), policy.protected_paths);
     };
     {
@@ -612,7 +619,7 @@ TEST_CASE("what a search record says of an unchanged folder is believed, of a ch
     rewrite_record(ws, state, record);
     ws.sh("mkdir t3/o3/sub");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::none, state);
+    RepositoryWatch watch(policy, {}, {}, RepositoryWatch::Watching::none, state);
     CHECK(has(policy.protected_paths, ws / "t2/o2/hooks"));
     CHECK_FALSE(has(policy.protected_paths, ws / "t3/o3/hooks"));
 }
@@ -633,7 +640,7 @@ TEST_CASE(
         rewrite_record(ws, state, record);
         damage();
         SandboxPolicy policy = ws.policy();
-        RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::none, state);
+        RepositoryWatch watch(policy, {}, {}, RepositoryWatch::Watching::none, state);
         return has(policy.protected_paths, ws / "t4/o4/repo/.git/hooks");
     };
     // As written, it is believed (which is why only the user may write it)...
@@ -652,7 +659,7 @@ TEST_CASE(
     inside_ws.sh("mkdir state && git init -q t4/o4/repo");
     make_old_tree(inside_ws);
     SandboxPolicy policy = inside_ws.policy();
-    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::none, inside_ws / "state");
+    RepositoryWatch watch(policy, {}, {}, RepositoryWatch::Watching::none, inside_ws / "state");
     CHECK(has(policy.protected_paths, inside_ws / "t4/o4/repo/.git/hooks"));
     CHECK(fs::is_empty(inside_ws / "state"));
 }
@@ -663,7 +670,7 @@ TEST_CASE("a small tree keeps no search record") {
     const std::string state = dir.path();
     ws.sh("mkdir -p a/b c && git init -q c/repo");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::none, state);
+    RepositoryWatch watch(policy, {}, {}, RepositoryWatch::Watching::none, state);
     CHECK(has(policy.protected_paths, ws / "c/repo/.git/hooks"));
     CHECK(records_in(state).empty());
 }
@@ -687,7 +694,7 @@ TEST_CASE("what commands change is recorded from begin_changes() to end_changes(
     Workspace ws;
     ws.sh("printf c > c.txt && printf d > d.txt && mkdir keep && printf k > keep/k");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes);
+    RepositoryWatch watch(policy, {}, {}, RepositoryWatch::Watching::changes);
     CHECK(watch.check().empty());
     ws.sh("printf x > before.txt");  // before the command: not its change
 
@@ -730,7 +737,7 @@ TEST_CASE("what commands change is recorded from begin_changes() to end_changes(
 TEST_CASE("more files than the kernel queues events for are all counted") {
     Workspace ws;
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes);
+    RepositoryWatch watch(policy, {}, {}, RepositoryWatch::Watching::changes);
     watch.check();
     watch.begin_changes();
     // 40,000 events, beyond fs.inotify.max_queued_events (16,384 by default), in batches
@@ -753,7 +760,7 @@ TEST_CASE("without the change watch nothing is recorded; past the limits the lis
     Workspace ws;
     {
         SandboxPolicy policy = ws.policy();
-        RepositoryWatch watch(policy, {});
+        RepositoryWatch watch(policy, {}, {});
         watch.begin_changes();
         ws.sh("touch a");
         watch.check();
@@ -762,7 +769,7 @@ TEST_CASE("without the change watch nothing is recorded; past the limits the lis
     ws.sh("mkdir -p $(seq -f 'd%g' 1 30)");
     const std::string said = with_limits(10, 0, [&] {
         SandboxPolicy policy = ws.policy();
-        RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes);
+        RepositoryWatch watch(policy, {}, {}, RepositoryWatch::Watching::changes);
         watch.check();
         watch.begin_changes();
         ws.sh("touch b");
@@ -781,7 +788,7 @@ TEST_CASE("a `.git` made at a root's top is a command's change like one made bel
     Workspace ws;
     ws.sh("mkdir sub");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes);
+    RepositoryWatch watch(policy, {}, {}, RepositoryWatch::Watching::changes);
     watch.check();
     watch.begin_changes();
     ws.sh("mkdir .git sub/.git");
@@ -795,7 +802,7 @@ TEST_CASE("a `.git` made at a root's top is a command's change like one made bel
 TEST_CASE("what the check itself makes for a new repository is no command's change") {
     Workspace ws;
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes);
+    RepositoryWatch watch(policy, {}, {}, RepositoryWatch::Watching::changes);
     watch.check();
     watch.begin_changes();
     ws.sh("git init -q repo && printf x > repo/a");
@@ -818,7 +825,7 @@ TEST_CASE("a folder removed and made again during a command is listed: what is i
         "mkdir -p build/stage && printf old > build/stage/app && printf old > app && "
         "git init -q && git add app && git -c user.name=u -c user.email=u@u commit -qm i");
     SandboxPolicy policy = ws.policy();
-    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes);
+    RepositoryWatch watch(policy, {}, {}, RepositoryWatch::Watching::changes);
     watch.check();
     watch.begin_changes();
     ws.sh(
@@ -838,7 +845,7 @@ TEST_CASE("without inotify the offer's list says it cannot see, never that nothi
         1000, 1000,
         [&] {
             SandboxPolicy policy = ws.policy();
-            RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes);
+            RepositoryWatch watch(policy, {}, {}, RepositoryWatch::Watching::changes);
             watch.begin_changes();
             ws.sh("touch a");
             watch.check();
@@ -857,7 +864,7 @@ TEST_CASE("a one-shot command records changes only in a tree of few folders, and
     ws.sh("mkdir few");
     {
         SandboxPolicy policy = ws.policy();
-        RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes_if_few);
+        RepositoryWatch watch(policy, {}, {}, RepositoryWatch::Watching::changes_if_few);
         watch.begin_changes();
         ws.sh("touch few/a");
         watch.check();
@@ -872,7 +879,7 @@ TEST_CASE("a one-shot command records changes only in a tree of few folders, and
         "xargs mkdir -p");
     SandboxPolicy policy = ws.policy();
     const size_t before = inotify_watches();
-    RepositoryWatch watch(policy, {}, RepositoryWatch::Watching::changes_if_few);
+    RepositoryWatch watch(policy, {}, {}, RepositoryWatch::Watching::changes_if_few);
     watch.begin_changes();
     ws.sh("touch few/b && git init -q t0/o0/repo");
     // The repositories are still looked after, by the folders' change times.
