@@ -439,7 +439,12 @@ private:
 
     // `path` itself when it exists, else the nearest folder above it that does.
     std::string deepest_existing(std::string path) const {
-        while (path != "/" && fs_.type(path) == HostFs::Type::missing) path = parent_of(path);
+        // A relative path (a policy without a home) ends the climb where it cannot go higher.
+        while (path != "/" && fs_.type(path) == HostFs::Type::missing) {
+            std::string above = parent_of(path);
+            if (above == path) break;
+            path = std::move(above);
+        }
         return path;
     }
 

@@ -390,3 +390,14 @@ TEST_CASE("a workspace below the home makes none of the home's entries read-only
     CHECK(policy.protected_paths == before);
     CHECK(policy.sealed.empty());
 }
+
+TEST_CASE("a policy without a home still ends: no climb from a relative path") {
+    // Without a home the table's home paths are relative; looking for the folder above a
+    // missing one must stop where it cannot go higher (it once looped forever there).
+    SandboxPolicy policy = make_policy({}, "", "/srv/app", {});
+    FakeHostFs fs({{"/srv", "d"}, {"/srv/app", "d"}, {"/srv/app/src", "d"}});
+    protect_host_run_paths(policy, fs, {}, {}, {});
+    CHECK(policy.writable.size() >= 1);
+    CHECK(std::none_of(policy.sealed.begin(), policy.sealed.end(),
+                       [](const std::string& p) { return p.empty() || p.front() != '/'; }));
+}
