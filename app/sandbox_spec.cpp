@@ -191,7 +191,8 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
         notes.push_back(
             "caretz: the workspace is your whole home folder; its configuration (every "
             "entry whose name starts with a dot) stays read-only and no new one can be made, "
-            "while your own files and folders stay writable: caretz sandbox show lists it");
+            "while your own files and folders stay writable (a new one at the home's top is "
+            "refused, and offered): caretz sandbox show lists it");
     spec.env = command_environment(user.env, spec.policy.env_overlay, api_key_variables(""));
     spec.shell = user.shell;
     // fish writes its universal variables next to its config and fails into every command's
