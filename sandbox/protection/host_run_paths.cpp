@@ -101,10 +101,9 @@ const std::vector<RepositoryRunEntry>& repository_run_entries() {
         {".mise", true, mise},
         {".config/mise.toml", false, mise},
         {".config/mise", true, mise},
-        {".devcontainer.json", false,
-         "Dev Containers runs its commands on the host; a new one only when the user reopens "
-         "the folder in a container",
-         true},
+        // Not "asks first": the offer to reopen the folder in a container names no command,
+        // and initializeCommand then runs on the host, as for a .devcontainer folder.
+        {".devcontainer.json", false, "Dev Containers runs its initializeCommand on the host"},
         {".envrc", false, "direnv; a new or changed one only after `direnv allow`", true},
         {".mcp.json", false, "Claude Code starts its servers; a new one only once approved", true},
     };

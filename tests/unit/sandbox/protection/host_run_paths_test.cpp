@@ -112,8 +112,9 @@ TEST_CASE("a workspace below the home protects nothing of the home's") {
 
 TEST_CASE("a repository's missing editor folders are left missing: nothing is made on the host") {
     Started s = start(debian_home(), "/home/u/proj");
-    for (const char* name : {".vscode", ".idea", ".devcontainer", ".claude", ".zed", ".cursor",
-                             ".gemini", ".codex", ".github/hooks", "mise.toml"}) {
+    for (const char* name :
+         {".vscode", ".idea", ".devcontainer", ".claude", ".zed", ".cursor", ".gemini", ".codex",
+          ".github/hooks", "mise.toml", ".devcontainer.json"}) {
         const std::string path = std::string("/home/u/proj/") + name;
         REQUIRE(find(s.policy, path));
         CHECK(find(s.policy, path)->how == HostRunPath::How::watched);
