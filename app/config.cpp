@@ -437,6 +437,11 @@ std::vector<SourcedLayer> layers_in_force(const std::vector<ConfigFile>& files,
     return layers;
 }
 
+std::string source_of(const Settings& settings, const std::string& key) {
+    auto it = settings.sources.find(key);
+    return it == settings.sources.end() ? "default" : it->second;
+}
+
 Settings merge_settings(const std::vector<SourcedLayer>& layers) {
     ConfigLayer merged;
     for (const auto& layer : layers) lay_over(merged, layer.layer);

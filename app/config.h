@@ -82,6 +82,9 @@ struct Settings {
     std::map<std::string, std::string> sources;
 };
 
+// What set `key` of the merged settings (Settings::sources); "default" when nothing did.
+std::string source_of(const Settings& settings, const std::string& key);
+
 // The administrator's files. Fixed when Caretz is built: no variable or flag moves them, or a
 // user could step around the policy by pointing Caretz elsewhere.
 inline constexpr const char* kMachineConfigPath = "/etc/caretz/config.json";

@@ -176,7 +176,7 @@ DoctorCheck check_cache_layer(const SandboxPolicy& policy, const Settings& setti
             if (policy.read_only) return ok(name, "off in plan mode: nothing is writable but /tmp");
             if (settings.sandbox.cache_layer)
                 return problem(name, "off: its store could not be made (the note above says why)");
-            return ok(name, "off (" + settings.sources.at("sandbox.cache_layer") +
+            return ok(name, "off (" + source_of(settings, "sandbox.cache_layer") +
                                 "): the tools' caches are read-only in the sandbox, and a "
                                 "command that writes one gets the offer to run outside");
         case CacheLayer::How::variables:

@@ -220,12 +220,6 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
 
 namespace {
 
-// What set `key` of the merged settings; Caretz's default when nothing did.
-std::string source_of(const Settings& settings, const std::string& key) {
-    auto it = settings.sources.find(key);
-    return it == settings.sources.end() ? "default" : it->second;
-}
-
 // `path` (absolute) is one of `configured` (as written in a config file) once resolved.
 bool configured_path(const std::vector<std::string>& configured, const std::string& path,
                      const SandboxPolicy& policy) {

@@ -36,9 +36,7 @@ public:
             cache_ = policy.cache_layer.folders;
             for (const auto& folder : policy.cache_layer.missing) {
                 // Made in the rebuilt folder above it that the host has, like a hidden path.
-                std::string above = parent_of(folder);
-                while (above != "/" && fs.type(above) == HostFs::Type::missing)
-                    above = parent_of(above);
+                const std::string above = deepest_existing(fs, parent_of(folder));
                 missing_cache_[above].push_back(folder);
                 for (std::string p = above; p != "/"; p = parent_of(p)) rebuilt_.insert(p);
             }

@@ -83,8 +83,7 @@ bool overlay_fits(const SandboxPolicy& policy, const std::string& folder) {
 // hidden state folder lies in it. Deeper (~/.cargo/git in an existing ~/.cargo), the folder
 // above would have to be rebuilt too, a mount for each of its entries on every start.
 bool made_in_home(const HostFs& fs, const std::string& path, const std::string& home) {
-    std::string above = parent_of(path);
-    while (above != "/" && fs.type(above) == HostFs::Type::missing) above = parent_of(above);
+    const std::string above = deepest_existing(fs, parent_of(path));
     return above == home && fs.type(above) == HostFs::Type::directory &&
            fs.real_path(above) == above;
 }

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/path_names.h"
+
 namespace caretz {
 
 // What the sandbox code needs to know about the host's file system. Pure code takes this
@@ -32,6 +34,17 @@ public:
 // Creates `path` empty on the host, as a folder or a regular file (`type`), with the default
 // permissions (the umask applies), never through a symlink. True when it is there afterwards.
 bool create_empty_path(const std::string& path, HostFs::Type type);
+
+// `path` itself when `fs` has it, else the nearest folder above it that it has ("/" at most; a
+// relative path climbs no higher than its first name).
+inline std::string deepest_existing(const HostFs& fs, std::string path) {
+    while (path != "/" && fs.type(path) == HostFs::Type::missing) {
+        std::string above = parent_of(path);
+        if (above == path) break;
+        path = std::move(above);
+    }
+    return path;
+}
 
 // `path` on this machine with every symlink resolved, or nullopt when it does not exist.
 std::optional<std::string> resolved_path(const std::string& path);

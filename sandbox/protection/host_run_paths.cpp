@@ -436,19 +436,8 @@ private:
         return std::nullopt;
     }
 
-    // `path` itself when it exists, else the nearest folder above it that does.
-    std::string deepest_existing(std::string path) const {
-        // A relative path (a policy without a home) ends the climb where it cannot go higher.
-        while (path != "/" && fs_.type(path) == HostFs::Type::missing) {
-            std::string above = parent_of(path);
-            if (above == path) break;
-            path = std::move(above);
-        }
-        return path;
-    }
-
     void seal_missing(const std::string& path, const std::string& reason) {
-        auto real = fs_.real_path(deepest_existing(parent_of(path)));
+        auto real = fs_.real_path(deepest_existing(fs_, parent_of(path)));
         if (!real || fs_.type(*real) != HostFs::Type::directory || !in_root(*real)) return;
         if (policy_.is_hidden(*real)) return;
         seal(*real);
@@ -488,7 +477,7 @@ private:
         if (std::any_of(policy_.writable.begin(), policy_.writable.end(),
                         [&](const std::string& w) { return path_within(path, w); }))
             return true;
-        auto real = fs_.real_path(deepest_existing(path));
+        auto real = fs_.real_path(deepest_existing(fs_, path));
         return real && in_root(*real);
     }
 
