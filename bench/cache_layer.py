@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """What the private cache layer (sandbox/cache_layer.h) costs, side by side in one run.
 
-Runs as an unprivileged user, with one Caretz build, in two homes that differ only in their
-caches: one with ~/.cache, ~/.npm and ~/.cargo/registry (three overlays mounted before each
+Runs as an unprivileged user, with one Caretz build, in homes made inside that user's own home
+(so the sandbox rebuilds them and binds their entries back, as it does a real home's). Two
+homes differ only in their caches: one with ~/.cache, ~/.npm and ~/.cargo/registry (three overlays mounted before each
 sandbox), one with none (no overlay, so no user namespace of the layer's). Measures, in rounds
 that alternate between the homes:
   1. a one-shot `caretz exec true` (the layer is made at every sandbox's start);
@@ -12,10 +13,10 @@ that alternate between the homes:
      (`caretz exec`, reading Go's warm build cache through the overlay) against the same build
      on the host.
 A third home, the layer's with `"sandbox": {"cache_layer": false}` in its config, measures the
-one-shot exec with the layer switched off in the same home. With --before PATH (an earlier
-Caretz build, which may not know that switch), the one-shot exec of that build runs in the same
-rounds, in the layer's home and the one without caches, so that the two builds' figures come
-from one run on one machine's load.
+one-shot exec with the layer switched off in the same home; the other two homes' config files
+turn it on, so the three homes' configuration folders are alike. With --before PATH (an
+earlier Caretz build), the one-shot exec of that build runs in the same rounds, in all three
+homes, so that the two builds' figures come from one run on one machine's load.
 Prints one JSON object. Usage: cache_layer.py --caretz PATH [--before PATH] [-n N]
 """
 
@@ -32,19 +33,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402  (the timing helpers and the warm session of the main bench)
 
 
-def make_home(root, name, caches):
+def make_home(root, name, caches, layer=True):
+    """A home in the bench user's own one, as the sandbox sees a real home: rebuilt, each of its
+    entries bound back. Every home has the same config file (which makes ~/.config rebuilt),
+    differing only in sandbox.cache_layer."""
     home = os.path.join(root, name)
     os.makedirs(os.path.join(home, "ws"))
     if caches:
         for folder in (".cache/go-build", ".npm/_cacache", ".cargo/registry"):
             os.makedirs(os.path.join(home, folder))
-    return home
-
-
-def switch_layer_off(home):
     os.makedirs(os.path.join(home, ".config", "caretz"))
     with open(os.path.join(home, ".config", "caretz", "config.json"), "w") as f:
-        json.dump({"sandbox": {"cache_layer": False}}, f)
+        json.dump({"sandbox": {"cache_layer": layer}}, f)
+    return home
 
 
 def env_for(home):
@@ -75,10 +76,9 @@ def main():
                     help="the longest wait for a quiet machine before each part, in seconds")
     args = ap.parse_args()
     bench.SETTLE_LONGEST = args.settle
-    root = tempfile.mkdtemp(prefix="caretz-cache-bench-")
+    root = tempfile.mkdtemp(prefix="caretz-cache-bench-", dir=os.path.expanduser("~"))
     homes = {"layer": make_home(root, "layer", True), "plain": make_home(root, "plain", False),
-             "off": make_home(root, "off", True)}
-    switch_layer_off(homes["off"])
+             "off": make_home(root, "off", True, layer=False)}
     envs = {k: env_for(h) for k, h in homes.items()}
     # Go's build cache of the layer home is warm, from a build on the host.
     go_project(os.path.join(homes["layer"], "ws"), 0)
@@ -88,7 +88,7 @@ def main():
     # (build, home) pairs, each round in another order.
     runs = [(args.caretz, "layer"), (args.caretz, "plain"), (args.caretz, "off")]
     if args.before:
-        runs += [(args.before, "layer"), (args.before, "plain")]
+        runs += [(args.before, "layer"), (args.before, "plain"), (args.before, "off")]
     exec_times = {run: [] for run in runs}
     bench.settle("one-shot caretz exec true")
     for i in range(args.n):
@@ -156,6 +156,8 @@ def main():
     if args.before:
         result["ratios"]["before_exec_true_layer_over_plain"] = (
             exec_ms["before layer"] / exec_ms["before plain"])
+        result["ratios"]["before_exec_true_layer_over_off"] = (
+            exec_ms["before layer"] / exec_ms["before off"])
         result["ratios"]["exec_true_layer_after_over_before"] = (
             exec_ms["layer"] / exec_ms["before layer"])
     print(json.dumps(result, indent=2))
