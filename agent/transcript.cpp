@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "escalation/audit_log.h"
+#include "sandbox/host_fs.h"
 
 namespace caretz {
 
@@ -51,10 +52,7 @@ std::string Transcript::history_path(const std::string& home) {
 void Transcript::record(nlohmann::json entry) {
     if (!started_) {
         started_ = true;
-        std::error_code ignored;
-        std::filesystem::path dir = std::filesystem::path(path_).parent_path();
-        std::filesystem::create_directories(dir, ignored);
-        std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ignored);
+        make_private_folder(std::filesystem::path(path_).parent_path());
         header_["type"] = "session";
         append_line(header_);
         // So that no `caretz --continue` elsewhere writes this conversation while it goes on.

@@ -5,11 +5,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <thread>
 
 #include "escalation/audit_log.h"
 #include "escalation/credential_fallbacks.h"
-#include "pty/signal_pipe.h"
 #include "pty/terminal.h"
 #include "sandbox/host_fs.h"
 #include "sandbox/network/network_forwarder.h"
@@ -36,9 +34,7 @@ std::string state_dir_of(const std::string& home) {
 
 std::string create_state_dir(const std::string& home) {
     std::string state_dir = state_dir_of(home);
-    std::error_code ignored;
-    std::filesystem::create_directories(state_dir, ignored);
-    std::filesystem::permissions(state_dir, std::filesystem::perms::owner_all, ignored);
+    make_private_folder(state_dir);
     return state_dir;
 }
 
@@ -74,12 +70,10 @@ void note_ignored_workspace_config(const std::string& workspace, std::vector<std
 CacheLayer cache_layer_for(const SandboxPolicy& policy, const PolicySettings& settings,
                            const UserContext& user) {
     if (!settings.cache_layer) return {};
-    std::filesystem::path probed = state_dir_of(user.home);
-    std::error_code ignored;
-    while (!std::filesystem::is_directory(probed, ignored) && probed.has_relative_path())
-        probed = probed.parent_path();
+    const std::string state_dir = state_dir_of(user.home);
+    const std::string probed = deepest_existing(RealHostFs(), state_dir);
     return plan_cache_layer(policy, RealHostFs(), user.env, workspace_cache_store(user),
-                            overlay_unavailable_reason(probed));
+                            overlay_unavailable_reason(probed, probed == state_dir));
 }
 
 // The policy the settings and flags make, before the search for repositories.
@@ -161,11 +155,6 @@ SandboxSpec sandbox_spec_for(const CommandLine& cl, const Settings& settings,
     spec.policy = settings_policy(cl, settings, user);
     note_opened_caches(spec.policy, user, notes);
     use_cache_store(spec, notes);
-    // Off the start's path; a one-shot exec may end first, and the next start goes on.
-    if (spec.policy.cache_layer.how == CacheLayer::How::overlay) {
-        SignalsBlocked inherited;
-        std::thread(remove_stale_work_folders, spec.policy.cache_layer).detach();
-    }
     phase_done("policy");
     // A one-shot `caretz exec` watches nothing unless an offer can follow, which shows what
     // the sandboxed attempt changed, and then only a tree of few folders.

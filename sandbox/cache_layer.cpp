@@ -14,7 +14,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 
+#include "pty/signal_pipe.h"
 #include "sandbox/host_fs.h"
 #include "sandbox/path_names.h"
 #include "sandbox/policy.h"
@@ -140,20 +143,23 @@ std::optional<std::string> make_work_folders(const CacheLayer& layer, pid_t inst
     return work;
 }
 
-std::string overlay_unavailable_reason(const std::string& store_base) {
+std::string overlay_unavailable_reason(const std::string& store_base, bool caretz_own) {
     utsname name{};
     int major = 0, minor = 0;
     if (::uname(&name) == 0 && std::sscanf(name.release, "%d.%d", &major, &minor) == 2 &&
         (major < 5 || (major == 5 && minor < 11)))
         return std::string("Linux ") + name.release +
                " cannot mount overlayfs in a user namespace (Linux 5.11 and later can)";
-    if (::setxattr(store_base.c_str(), "user.caretz.probe", "1", 1, 0) != 0) {
+    // Read, the mark an earlier start left costs no write to the disk.
+    const char* mark = "user.caretz.xattrs";
+    if (::getxattr(store_base.c_str(), mark, nullptr, 0) >= 0) return "";
+    if (::setxattr(store_base.c_str(), mark, "1", 1, 0) != 0) {
         if (errno == ENOTSUP)
             return "the file system of " + store_base +
                    " keeps no user extended attributes, which the overlay needs";
         if (errno != EEXIST) return "cannot probe " + store_base + ": " + std::strerror(errno);
     }
-    ::removexattr(store_base.c_str(), "user.caretz.probe");
+    if (!caretz_own) ::removexattr(store_base.c_str(), mark);
     return "";
 }
 
@@ -165,15 +171,18 @@ CacheLayer plan_cache_layer(const SandboxPolicy& policy, const HostFs& fs, const
     layer.without_overlay = without_overlay;
     layer.how = without_overlay.empty() ? CacheLayer::How::overlay : CacheLayer::How::variables;
     const auto locations = cache_locations(policy.home, env);
+    // Resolved once: each is a readlink per folder on its path.
+    std::vector<std::optional<std::string>> reals;
+    for (const auto& location : locations) reals.push_back(fs.real_path(location.path));
     auto layered = [&](const std::string& path) {
         auto within = [&](const std::string& f) { return path_within(path, f); };
         return std::any_of(layer.folders.begin(), layer.folders.end(), within) ||
                std::any_of(layer.missing.begin(), layer.missing.end(), within);
     };
     if (layer.how == CacheLayer::How::overlay) {
-        for (const auto& location : locations) {
-            auto real = fs.real_path(location.path);
-            const std::string folder = real ? *real : location.path;
+        for (size_t i = 0; i < locations.size(); ++i) {
+            const auto& real = reals[i];
+            const std::string folder = real ? *real : locations[i].path;
             // The store may not lie in a folder it is a layer of: the overlay refuses that.
             if (writable_already(policy, folder) || !overlay_fits(policy, folder) ||
                 path_within(store, folder) || layered(folder))
@@ -189,9 +198,10 @@ CacheLayer plan_cache_layer(const SandboxPolicy& policy, const HostFs& fs, const
             into.push_back(folder);
         }
     }
-    for (const auto& location : locations) {
+    for (size_t i = 0; i < locations.size(); ++i) {
+        const auto& location = locations[i];
         if (location.variable.empty() || writable_already(policy, location.path)) continue;
-        auto real = fs.real_path(location.path);
+        const auto& real = reals[i];
         if (!layered(location.path) && !(real && layered(*real)))
             layer.variables[location.variable] = join_path(kPrivateCacheDir, location.name);
     }
@@ -213,8 +223,8 @@ std::string make_cache_store(const CacheLayer& layer) {
         fs::create_directories(folder, error);
         return !error;
     };
-    if (!make(layer.store)) return "cannot make " + layer.store + ": " + error.message();
-    fs::permissions(layer.store, fs::perms::owner_all, error);
+    error = make_private_folder(layer.store);
+    if (error) return "cannot make " + layer.store + ": " + error.message();
     const std::string own = layer.store + "/own/";
     for (const auto& folder : layer.folders) {
         const std::string upper = cache_upper_folder(layer, folder);
@@ -272,11 +282,27 @@ void remove_stale_work_folders(const CacheLayer& layer) {
             const auto pid = static_cast<pid_t>(std::atol(name.c_str() + dot + 1));
             // A process of this user that still runs may still have the overlay mounted.
             if (pid <= 0 || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+            // A work folder as its overlay leaves it holds one empty folder, which its own
+            // lack of permissions does not keep from being removed: two rmdirs, where opening
+            // it first would add two writes of the inodes about to go.
+            const std::string path = it->path();
+            if (kind == "work" && (::rmdir((path + "/work").c_str()) == 0 || errno == ENOENT) &&
+                ::rmdir(path.c_str()) == 0)
+                continue;
             open_folders(it->path());
             std::error_code ignored;
             fs::remove_all(it->path(), ignored);
         }
     }
+}
+
+void remove_stale_work_folders_later(const CacheLayer& layer) {
+    static std::once_flag started;
+    if (layer.how != CacheLayer::How::overlay) return;
+    std::call_once(started, [&layer] {
+        SignalsBlocked inherited;
+        std::thread(remove_stale_work_folders, layer).detach();
+    });
 }
 
 namespace {

@@ -106,15 +106,21 @@ std::vector<OverlayMount> cache_overlays(const CacheLayer& layer, const std::str
 // (a session and a per-command sandbox of one Caretz, doctor's checks), and a work folder an
 // overlay used before is removed by the next mount over it first, a slow rmdir per folder on
 // the sandbox's start (bench/NOTES.md); so each mount gets one of its own, and those of ended
-// processes go off the start's path (remove_stale_work_folders). Returns the folders' name,
-// or nullopt when one cannot be made.
+// processes go off the start's path (remove_stale_work_folders_later). Returns the folders'
+// name, or nullopt when one cannot be made.
 std::optional<std::string> make_work_folders(const CacheLayer& layer, pid_t instance);
+
+// Removes, on a thread of its own, the work folders and upper folders that ended Caretz
+// processes left in the store (remove_stale_work_folders), the first time a sandbox of this
+// process has started: a one-shot exec may end first, and the next start goes on.
+void remove_stale_work_folders_later(const CacheLayer& layer);
 
 // Why an overlay cannot be had here ("" when it can): the kernel (unprivileged overlayfs came
 // with Linux 5.11), user namespaces turned off, or a store on a file system without user
 // extended attributes, which the overlay keeps its own bookkeeping in. `store_base` is the
-// store or a folder it will be made in, which exists.
-std::string overlay_unavailable_reason(const std::string& store_base);
+// store or a folder it will be made in, which exists. A folder that is `caretz_own` (its state
+// folder) keeps the attribute the probe set, so that later starts only read it.
+std::string overlay_unavailable_reason(const std::string& store_base, bool caretz_own);
 
 // The layer for `policy` (its writable roots and hidden paths are final but for the protection
 // of what the host runs later): the cache folders the tools use by default or as `env` moves

@@ -162,6 +162,7 @@ BwrapLaunch::BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
         throw SandboxStartError("cannot make a work folder for the private cache layer in " +
                                 policy.cache_layer.store + ": " + std::strerror(errno));
     options.overlays = cache_overlays(policy.cache_layer, *work);
+    layer_ = policy.cache_layer;
     if (!options.overlays.empty()) {
         // bwrap starts as root of the layer's user namespace: the sandbox's own user is the
         // user again.
@@ -196,6 +197,8 @@ pid_t BwrapLaunch::finish(const std::vector<std::string>& extra) {
     // the send fails, and its start fails as it says on its stderr.
     send_all(arguments_.get(), data);
     arguments_.reset();
+    // Caretz only waits for bwrap from here.
+    remove_stale_work_folders_later(layer_);
     return pid_;
 }
 

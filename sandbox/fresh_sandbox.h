@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "pty/unique_fd.h"
+#include "sandbox/cache_layer.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/spawn.h"
 
@@ -39,6 +40,7 @@ private:
     pid_t pid_ = -1;
     UniqueFd arguments_;  // Caretz's end of the socket bwrap reads its arguments from
     std::vector<std::string> policy_arguments_;
+    CacheLayer layer_;  // the policy's
 };
 
 // The bwrap options that put caretz-inside (descriptor `executable_fd`) in at `inside`,

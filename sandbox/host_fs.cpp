@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 
 namespace caretz {
 
@@ -23,6 +24,17 @@ HostFs::Type type_of(mode_t mode) {
 }
 
 }  // namespace
+
+std::error_code make_private_folder(const std::string& path) {
+    std::error_code error;
+    std::filesystem::create_directories(path, error);
+    if (error) return error;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return {errno, std::generic_category()};
+    if ((st.st_mode & 07777) != 0700 && ::chmod(path.c_str(), 0700) != 0)
+        return {errno, std::generic_category()};
+    return {};
+}
 
 bool create_empty_path(const std::string& path, HostFs::Type type) {
     if (type == HostFs::Type::directory) {

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "sandbox/path_names.h"
@@ -34,6 +35,11 @@ public:
 // Creates `path` empty on the host, as a folder or a regular file (`type`), with the default
 // permissions (the umask applies), never through a symlink. True when it is there afterwards.
 bool create_empty_path(const std::string& path, HostFs::Type type);
+
+// Makes folder `path`, and those above it that are missing, and leaves it to its owner alone
+// (0700). Its mode is changed only when it differs: a chmod writes the inode every time, and
+// this runs at every start. Returns the error of the first step that failed.
+std::error_code make_private_folder(const std::string& path);
 
 // `path` itself when `fs` has it, else the nearest folder above it that it has ("/" at most; a
 // relative path climbs no higher than its first name).

@@ -37,6 +37,12 @@ in_sandbox "$ws" 'cat ~/.cache/marker ~/.cache/newtool/entry'
 check "$MODE_NAME: once the host has the folder, a sandbox sees the host's entries and its own" \
     test "$OUT" = $'host-entry\nstored'
 before=$(snapshot .cache)
+# Each sandbox mounts with work folders of its own; a later Caretz removes those of ended ones.
+for _ in 1 2 3; do in_sandbox "$ws" true; done
+in_sandbox "$ws" 'sleep 1'
+work_folders=$(find "$TEST_HOME/.local/state/caretz/cache" -mindepth 3 -maxdepth 3 -name 'work.*' | wc -l)
+check "$MODE_NAME: the work folders of ended sandboxes are removed, the last one's only left" \
+    test "$work_folders" -eq 1
 
 # --- caretz cache clear while a Caretz of the workspace runs -----------------------------------
 # start_holding NAME COMMAND: runs caretz exec COMMAND in the background, in MODE, writing

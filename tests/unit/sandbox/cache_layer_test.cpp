@@ -1,12 +1,14 @@
 #include "sandbox/cache_layer.h"
 
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "sandbox/bwrap_command.h"
 #include "sandbox/policy.h"
@@ -277,16 +279,21 @@ TEST_CASE("Work folders of ended processes are removed, live ones kept", "[cache
     const auto mine = make_work_folders(layer, ::getpid());
     const auto next = make_work_folders(layer, ::getpid());
     const auto theirs = make_work_folders(layer, ended);
-    REQUIRE((mine && next && theirs));
+    const auto full = make_work_folders(layer, ended);
+    REQUIRE((mine && next && theirs && full));
     CHECK(*mine != *next);
     const std::string own = cache_store_folder(layer.store, "/home/u/.cache");
-    // The overlay leaves its work folder without permissions.
-    std::filesystem::create_directory(own + "/" + *theirs + "/work");
-    std::filesystem::permissions(own + "/" + *theirs + "/work", std::filesystem::perms::none);
+    // The overlay leaves its work folder without permissions; one may still hold a file.
+    for (const auto& work : {*theirs, *full})
+        std::filesystem::create_directory(own + "/" + work + "/work");
+    std::ofstream(own + "/" + *full + "/work/left");
+    for (const auto& work : {*theirs, *full})
+        std::filesystem::permissions(own + "/" + work + "/work", std::filesystem::perms::none);
     remove_stale_work_folders(layer);
     CHECK(std::filesystem::exists(own + "/" + *mine));
     CHECK(std::filesystem::exists(own + "/" + *next));
     CHECK_FALSE(std::filesystem::exists(own + "/" + *theirs));
+    CHECK_FALSE(std::filesystem::exists(own + "/" + *full));
     CHECK(std::filesystem::exists(own + "/upper"));
     // An upper folder of its own goes with its process too.
     layer.upper = "upper." + std::to_string(ended);
@@ -296,4 +303,21 @@ TEST_CASE("Work folders of ended processes are removed, live ones kept", "[cache
     CHECK(clear_cache_store(made).empty());
     CHECK_FALSE(std::filesystem::exists(made));
     std::filesystem::remove(std::string(made) + ".users.lock");
+}
+
+TEST_CASE("The probe for user extended attributes leaves its mark only on Caretz's own folder",
+          "[cache_layer]") {
+    char made[] = "/tmp/caretz-probe-test-XXXXXX";
+    REQUIRE(::mkdtemp(made) != nullptr);
+    const std::string own = std::string(made) + "/caretz", other = std::string(made) + "/home";
+    std::filesystem::create_directories(own);
+    std::filesystem::create_directories(other);
+    const char* mark = "user.caretz.xattrs";
+    CHECK(overlay_unavailable_reason(other, false).empty());
+    CHECK(::getxattr(other.c_str(), mark, nullptr, 0) < 0);
+    CHECK(overlay_unavailable_reason(own, true).empty());
+    CHECK(::getxattr(own.c_str(), mark, nullptr, 0) >= 0);
+    // Later starts read it.
+    CHECK(overlay_unavailable_reason(own, true).empty());
+    std::filesystem::remove_all(made);
 }
