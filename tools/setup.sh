@@ -11,7 +11,7 @@ build_packages=(g++ cmake ninja-build pkg-config libvterm-dev libutempter-dev nl
     groff-base dpkg-dev)
 test_packages=(tmux bash bash-completion zsh fish sudo strace util-linux procps psmisc openssh-server
     openssh-client iproute2 python3 clang libclang-rt-14-dev clang-format lintian rsyslog git
-    pre-commit direnv golang-go cargo ccache python3-venv)
+    pre-commit direnv golang-go cargo ccache python3-venv maven)
 
 packages=("${build_packages[@]}")
 if [[ "${1:-}" == "--test" ]]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The private cache layer (DESIGN.md section 4) with npm, pip in a python3-venv and pre-commit,
-# offline, in a home whose caches are warm: the sandbox installs from what the host's caches
+# The private cache layer (DESIGN.md section 4) with npm, pip in a python3-venv, pre-commit and
+# Maven, offline, in a home whose caches are warm: the sandbox installs from what the host's caches
 # hold, writes new entries into the layer, and a later sandbox of the workspace reuses them;
 # the host's caches stay byte-for-byte as they were; an entry planted in pre-commit's cache
 # (the `.pth` that ran on the host at the next `git commit`) never reaches the host's.
@@ -82,7 +82,39 @@ EOF
 user_sh "cd '$ws' && git add -A && pre-commit install >/dev/null && pre-commit install-hooks >/dev/null 2>&1"
 env_dir=$(ls -d "$TEST_HOME"/.cache/pre-commit/repo*/py_env-* 2>/dev/null | head -1)
 check "setup: the hook's environment is in the host's pre-commit cache" test -n "$env_dir"
-before=$(snapshot .npm .cache)
+
+# Maven: a repository of files in the home (what a company's mirror would serve) with two build
+# extensions, and the plexus-utils Maven adds to each; the host's ~/.m2/repository holds the
+# first from a host build. Java takes the home from the password file, not $HOME: each run
+# names this test's home.
+mvn_project() {  # mvn_project DIR EXTENSION: a project whose build needs that extension
+    u mkdir -p "$1"
+    u tee "$1/pom.xml" >/dev/null <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+<groupId>e2e</groupId><artifactId>app</artifactId><version>1.0</version><packaging>pom</packaging>
+<build><extensions><extension><groupId>e2e</groupId><artifactId>$2</artifactId>
+<version>1.0</version></extension></extensions></build></project>
+POM
+}
+user_sh 'set -e
+    jar() {  # jar GROUP-FOLDER ARTIFACT VERSION
+        local at=~/mvnrepo/$1/$2/$3
+        mkdir -p $at
+        python3 -c "import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], \"w\") as z: z.writestr(\"META-INF/MANIFEST.MF\", \"Manifest-Version: 1.0\\n\")" $at/$2-$3.jar
+        printf "<project><modelVersion>4.0.0</modelVersion><groupId>%s</groupId><artifactId>%s</artifactId><version>%s</version></project>\n" \
+            "$(echo $1 | tr / .)" $2 $3 > $at/$2-$3.pom
+    }
+    jar e2e hostext 1.0; jar e2e sbxext 1.0; jar org/codehaus/plexus plexus-utils 1.1
+    printf "<settings><mirrors><mirror><id>files</id><mirrorOf>*</mirrorOf><url>file://%s/mvnrepo</url></mirror></mirrors></settings>\n" ~ > ~/mvn-settings.xml'
+mvn_project "$ws/mvn-host" hostext
+mvn_project "$ws/mvn" sbxext
+mvn="mvn -B -q -s ~/mvn-settings.xml -Duser.home=$TEST_HOME validate"
+OUT=$(user_sh "cd '$ws/mvn-host' && $mvn && echo built" 2>&1)
+check "setup: Maven builds on the host" contains "$OUT" "built"
+check "... and its repository holds hostext" \
+    test -e "$TEST_HOME/.m2/repository/e2e/hostext/1.0/hostext-1.0.jar"
+before=$(snapshot .npm .cache .m2)
 
 # --- npm ---------------------------------------------------------------------------------------
 lock hostpkg
@@ -112,6 +144,18 @@ check "$MODE_NAME: a later sandbox installs it again" test "$RC" -eq 0
 check "... from the wheel the first one cached, without building it again" \
     test "$(grep -c built "$ws/builds.log")" -eq 1
 
+# --- Maven ---------------------------------------------------------------------------------------
+in_sandbox "$ws/mvn-host" "$mvn -o && echo built"
+check "$MODE_NAME: Maven builds offline with what the host's repository holds" contains "$OUT" "built"
+in_sandbox "$ws/mvn" "$mvn && ls ~/.m2/repository/e2e"
+check "$MODE_NAME: Maven stores a new artifact in its repository in the sandbox" test "$RC" -eq 0
+check "... beside the host's" contains "$OUT" $'hostext\nsbxext'
+in_sandbox "$ws/mvn" "$mvn -o && echo built"
+check "$MODE_NAME: a later sandbox builds offline with what an earlier one stored" \
+    contains "$OUT" "built"
+OUT=$(user_sh "cd '$ws/mvn' && $mvn -o" 2>&1)
+check "... while the host's repository does not hold it" contains "$OUT" "e2e:sbxext:jar:1.0"
+
 # --- pre-commit --------------------------------------------------------------------------------
 in_sandbox "$ws" 'pre-commit run --all-files'
 check "$MODE_NAME: pre-commit runs the hook from the host's environment" contains "$OUT" "hook ran"
@@ -129,7 +173,7 @@ OUT=$(user_sh "cd '$ws' && git -c user.email=e2e@example.com -c user.name=e2e co
 check "host: git commit runs the pre-commit hook" contains "$OUT" "hook ran"
 check "... and nothing the sandbox planted" test ! -e "$TEST_HOME/PLANTED"
 
-check "$MODE_NAME: the host's npm cache and ~/.cache (pip's, pre-commit's) are byte-for-byte unchanged" \
-    test "$before" = "$(snapshot .npm .cache)"
+check "$MODE_NAME: the host's npm cache, ~/.cache (pip's, pre-commit's) and Maven's repository are byte-for-byte unchanged" \
+    test "$before" = "$(snapshot .npm .cache .m2)"
 
 finish
