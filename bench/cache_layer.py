@@ -85,19 +85,20 @@ def main():
     subprocess.run(["go", "build", "-buildvcs=false", "-o", "/dev/null", "."],
                    cwd=os.path.join(homes["layer"], "ws"), env=envs["layer"], check=True)
 
-    # (build, home) pairs, each round in another order.
-    runs = [(args.caretz, "layer"), (args.caretz, "plain"), (args.caretz, "off")]
+    # (name, build, home), each round in another order; the name tells the builds apart even
+    # when they are one file.
+    runs = [(key, args.caretz, key) for key in ("layer", "plain", "off")]
     if args.before:
-        runs += [(args.before, "layer"), (args.before, "plain"), (args.before, "off")]
+        runs += [("before " + key, args.before, key) for key in ("layer", "plain", "off")]
     exec_times = {run: [] for run in runs}
     bench.settle("one-shot caretz exec true")
     for i in range(args.n):
-        for caretz, key in runs[i % len(runs):] + runs[:i % len(runs)]:
+        for name, caretz, key in runs[i % len(runs):] + runs[:i % len(runs)]:
             os.chdir(os.path.join(homes[key], "ws"))
             t, status = bench.spawn_timed([caretz, "exec", "true"], envs[key])
             if status != 0:
                 raise SystemExit(f"{caretz} exec true failed in the {key} home ({status})")
-            exec_times[(caretz, key)].append(t)
+            exec_times[(name, caretz, key)].append(t)
 
     warm_homes = ("layer", "plain")
     warm_times = {k: [] for k in warm_homes}
@@ -138,8 +139,7 @@ def main():
     os.chdir("/")
     shutil.rmtree(root, ignore_errors=True)
 
-    exec_ms = {("before " if caretz == args.before else "") + key: median_ms(v)
-               for (caretz, key), v in exec_times.items()}
+    exec_ms = {name: median_ms(v) for (name, _, _), v in exec_times.items()}
     result = {
         "exec_true_ms": exec_ms,
         "warm_true_ms": {k: median_ms(v) for k, v in warm_times.items()},
