@@ -21,7 +21,7 @@ import statistics
 import subprocess
 import time
 
-from bench import WarmSession, make_folders
+from bench import WarmSession, forget_search_records, make_folders
 
 
 def timed(argv, cwd, env):
@@ -55,13 +55,10 @@ def measure(builds, flags, cwd, n, before=lambda name: None):
     return {name: statistics.median(t) for name, t in times.items()}
 
 
-def forget_search_records(name):
-    """Removes the search records (sandbox/protection/search_record.h) of the build `name`, so
-    that its next start searches every folder afresh."""
-    folder = os.path.join(state_home(name), "caretz")
-    for entry in os.listdir(folder) if os.path.isdir(folder) else []:
-        if entry.startswith("search-"):
-            os.unlink(os.path.join(folder, entry))
+def forget_build_records(name):
+    """Removes the search records of the build `name`, so that its next start searches every
+    folder afresh."""
+    forget_search_records(dict(os.environ, XDG_STATE_HOME=state_home(name)))
 
 
 # The folders and files of a home in use, beside those a new user's has.
@@ -123,7 +120,7 @@ def main():
                   ("record", f"{args.folders:,} folders (from the record)", many,
                    max(5, args.n // 4), lambda name: None),
                   ("first", f"{args.folders:,} folders (first search)", many,
-                   max(5, args.n // 4), forget_search_records))
+                   max(5, args.n // 4), forget_build_records))
     for key, label, cwd, n, before in workspaces:
         if key not in chosen:
             continue

@@ -289,9 +289,9 @@ void remove_stale_work_folders(const CacheLayer& layer) {
             if (kind == "work" && (::rmdir((path + "/work").c_str()) == 0 || errno == ENOENT) &&
                 ::rmdir(path.c_str()) == 0)
                 continue;
-            open_folders(it->path());
+            open_folders(path);
             std::error_code ignored;
-            fs::remove_all(it->path(), ignored);
+            fs::remove_all(path, ignored);
         }
     }
 }

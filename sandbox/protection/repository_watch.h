@@ -251,9 +251,9 @@ private:
     std::set<std::string> run_known_;           // run_entries_, to look up
     std::set<std::string> made_run_entries_;    // seen made since the last check
     std::vector<std::string> sourced_missing_;  // missing files an `.envrc` found loads
-    ToolTrust trust_;
-    timespec started_{};             // when the start-up search began
-    std::set<std::string> ours_;     // git folders protected during the session
+    ToolTrust trust_;                           // the user's configs, as the caller read them
+    timespec started_{};                        // when the start-up search began
+    std::set<std::string> ours_;                // git folders protected during the session
     std::set<std::string> recheck_;  // of those, the ones whose hooks or config changed since
     std::unordered_map<int, std::string> config_watches_;  // their configs, watched for writes
     std::vector<std::string> read_only_now_;               // to bind, in one check

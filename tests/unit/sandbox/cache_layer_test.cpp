@@ -14,6 +14,7 @@
 #include "sandbox/policy.h"
 #include "tests/unit/sandbox/bwrap_args.h"
 #include "tests/unit/sandbox/fake_host_fs.h"
+#include "tests/unit/temp_dir.h"
 
 using namespace caretz;
 
@@ -193,14 +194,14 @@ TEST_CASE("A cache folder the host does not have is the store's, made in the san
 
 TEST_CASE("What sandboxes wrote while the host lacked a cache folder starts its upper folder",
           "[cache_layer]") {
-    char made[] = "/tmp/caretz-cache-test-XXXXXX";
-    REQUIRE(::mkdtemp(made) != nullptr);
+    TempDir dir;
+    const std::string made = (dir.path() / "store").string();
     CacheLayer layer;
     layer.how = CacheLayer::How::overlay;
     layer.store = made;
     layer.missing = {"/home/u/.cache"};
     REQUIRE(make_cache_store(layer).empty());
-    const std::string own = std::string(made) + "/own/" + missing_cache_name("/home/u/.cache");
+    const std::string own = made + "/own/" + missing_cache_name("/home/u/.cache");
     std::filesystem::create_directory(own + "/newtool");
     // The host made ~/.cache since.
     layer.missing.clear();
@@ -213,14 +214,12 @@ TEST_CASE("What sandboxes wrote while the host lacked a cache folder starts its 
     REQUIRE(overlays.size() == 1);
     CHECK(overlays[0].options.find("upperdir=" + cache_store_folder(made, "/home/u/.cache") +
                                    "/upper.42,") != std::string::npos);
-    std::filesystem::remove_all(made);
 }
 
 TEST_CASE("One Caretz at a time writes a store's upper folders, none while it is cleared",
           "[cache_layer]") {
-    char made[] = "/tmp/caretz-cache-test-XXXXXX";
-    REQUIRE(::mkdtemp(made) != nullptr);
-    const std::string store = std::string(made) + "/store";
+    TempDir dir;
+    const std::string store = (dir.path() / "store").string();
     std::string problem;
     auto first = CacheStoreUse::take(store, problem);
     REQUIRE(first);
@@ -237,7 +236,6 @@ TEST_CASE("One Caretz at a time writes a store's upper folders, none while it is
     CHECK(clear_cache_store(store).empty());
     CHECK_FALSE(std::filesystem::exists(store));
     CHECK(CacheStoreUse::take(store, problem)->owns_upper());
-    std::filesystem::remove_all(made);
 }
 
 TEST_CASE("Each overlay lies over its folder with a store folder of its own", "[cache_layer]") {
@@ -265,8 +263,8 @@ TEST_CASE("A writable root that opens a cache is named", "[cache_layer]") {
 }
 
 TEST_CASE("Work folders of ended processes are removed, live ones kept", "[cache_layer]") {
-    char made[] = "/tmp/caretz-cache-test-XXXXXX";
-    REQUIRE(::mkdtemp(made) != nullptr);
+    TempDir dir;
+    const std::string made = (dir.path() / "store").string();
     CacheLayer layer;
     layer.how = CacheLayer::How::overlay;
     layer.store = made;
@@ -302,14 +300,13 @@ TEST_CASE("Work folders of ended processes are removed, live ones kept", "[cache
     CHECK_FALSE(std::filesystem::exists(own + "/" + layer.upper));
     CHECK(clear_cache_store(made).empty());
     CHECK_FALSE(std::filesystem::exists(made));
-    std::filesystem::remove(std::string(made) + ".users.lock");
 }
 
 TEST_CASE("The probe for user extended attributes leaves its mark only on Caretz's own folder",
           "[cache_layer]") {
-    char made[] = "/tmp/caretz-probe-test-XXXXXX";
-    REQUIRE(::mkdtemp(made) != nullptr);
-    const std::string own = std::string(made) + "/caretz", other = std::string(made) + "/home";
+    TempDir dir;
+    const std::string own = (dir.path() / "caretz").string(),
+                      other = (dir.path() / "home").string();
     std::filesystem::create_directories(own);
     std::filesystem::create_directories(other);
     const char* mark = "user.caretz.xattrs";
@@ -319,5 +316,4 @@ TEST_CASE("The probe for user extended attributes leaves its mark only on Caretz
     CHECK(::getxattr(own.c_str(), mark, nullptr, 0) >= 0);
     // Later starts read it.
     CHECK(overlay_unavailable_reason(own, true).empty());
-    std::filesystem::remove_all(made);
 }
