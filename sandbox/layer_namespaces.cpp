@@ -1,0 +1,188 @@
+#include "sandbox/layer_namespaces.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "pty/fd_io.h"
+#include "pty/signal_pipe.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/spawn.h"
+
+namespace caretz {
+
+namespace {
+
+// What the child needs, all made before the vfork: it runs in Caretz's memory and must not
+// allocate.
+struct LayerChild {
+    const std::vector<OverlayMount>* overlays;
+    const std::string* uid_map;
+    const std::string* gid_map;
+    // What to say when an overlay cannot be mounted, one line each, and last when the
+    // namespaces cannot be made; errno's text follows.
+    const std::vector<std::string>* cannot;
+    int socket;  // the child's end: the namespaces' descriptors, or what went wrong
+};
+
+bool write_proc_file(const char* path, std::string_view text) {
+    const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const bool written = write_all(fd, text);
+    ::close(fd);
+    return written;
+}
+
+[[noreturn]] void tell_and_exit(const LayerChild& child, const std::string& what) {
+    // strerrordesc_np, unlike strerror, never translates, so it never allocates.
+    const char* reason = ::strerrordesc_np(errno);
+    char text[1024];
+    const size_t length = std::min(what.size(), sizeof text - 1);
+    std::memcpy(text, what.data(), length);
+    const size_t reason_length =
+        std::min(std::strlen(reason ? reason : "unknown error"), sizeof text - 1 - length);
+    std::memcpy(text + length, reason ? reason : "unknown error", reason_length);
+    ::send(child.socket, text, length + reason_length, MSG_NOSIGNAL);
+    ::_exit(126);
+}
+
+[[noreturn]] void run_layer_child(const LayerChild& child) {
+    const auto& overlays = *child.overlays;
+    const auto& cannot = *child.cannot;
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0 ||
+        !write_proc_file("/proc/self/setgroups", "deny") ||
+        !write_proc_file("/proc/self/uid_map", *child.uid_map) ||
+        !write_proc_file("/proc/self/gid_map", *child.gid_map))
+        tell_and_exit(child, cannot.back());
+    for (size_t i = 0; i < overlays.size(); ++i)
+        if (::chdir(overlays[i].folder.c_str()) != 0 ||
+            ::mount("overlay", overlays[i].target.c_str(), "overlay", 0,
+                    overlays[i].options.c_str()) != 0)
+            tell_and_exit(child, cannot[i]);
+    const int fds[2] = {::open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC),
+                        ::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)};
+    if (fds[0] < 0 || fds[1] < 0) tell_and_exit(child, cannot.back());
+    char made = 'y';
+    iovec data{&made, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
+    msghdr message{};
+    message.msg_iov = &data;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    cmsghdr* header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof fds);
+    std::memcpy(CMSG_DATA(header), fds, sizeof fds);
+    if (::sendmsg(child.socket, &message, MSG_NOSIGNAL) != 1) tell_and_exit(child, cannot.back());
+    ::_exit(0);
+}
+
+}  // namespace
+
+LayerNamespaces make_layer_namespaces(const CacheLayer& layer) {
+    const auto work = make_work_folders(layer, ::getpid());
+    if (!work)
+        throw SandboxStartError("cannot make a work folder for the private cache layer in " +
+                                layer.store + ": " + std::strerror(errno));
+    const std::vector<OverlayMount> overlays = cache_overlays(layer, *work);
+    const std::string uid_map = "0 " + std::to_string(::getuid()) + " 1";
+    const std::string gid_map = "0 " + std::to_string(::getgid()) + " 1";
+    std::vector<std::string> cannot;
+    for (const auto& overlay : overlays)
+        cannot.push_back("cannot mount the private cache layer over " + overlay.target +
+                         " (caretz doctor says more): ");
+    cannot.emplace_back(
+        "cannot make the user namespace of the private cache layer "
+        "(caretz doctor says more): ");
+    int sockets[2];
+    if (::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sockets) != 0)
+        throw SandboxStartError(std::string("cannot create a socket for the cache layer: ") +
+                                std::strerror(errno));
+    UniqueFd ours(sockets[0]), theirs(sockets[1]);
+    const LayerChild child{&overlays, &uid_map, &gid_map, &cannot, theirs.get()};
+
+    // As in spawn_process: the child runs in Caretz's memory until it ends, with every signal
+    // blocked, so no handler of Caretz's runs in it.
+    sigset_t all, mask;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &mask);
+    const pid_t pid = ::vfork();
+    if (pid == 0) run_layer_child(child);
+    const int vfork_errno = errno;
+    ::pthread_sigmask(SIG_SETMASK, &mask, nullptr);
+    if (pid < 0)
+        throw SandboxStartError(std::string("cannot fork: ") + std::strerror(vfork_errno));
+    theirs.reset();
+    // The child has ended (vfork): what it sent waits in the socket.
+    char text[1024];
+    iovec data{text, sizeof text};
+    int fds[2] = {-1, -1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
+    msghdr message{};
+    message.msg_iov = &data;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    ssize_t got;
+    while ((got = ::recvmsg(ours.get(), &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC)) < 0 &&
+           errno == EINTR) {
+    }
+    const int status = wait_for_exit(pid);
+    LayerNamespaces made;
+    const cmsghdr* header = got > 0 ? CMSG_FIRSTHDR(&message) : nullptr;
+    if (header && header->cmsg_type == SCM_RIGHTS && header->cmsg_len == CMSG_LEN(sizeof fds)) {
+        std::memcpy(fds, CMSG_DATA(header), sizeof fds);
+        made.user.reset(fds[0]);
+        made.mount.reset(fds[1]);
+    }
+    if (status == 0 && made.user.valid() && made.mount.valid()) return made;
+    if (got > 0 && !header) throw SandboxStartError(std::string(text, static_cast<size_t>(got)));
+    throw SandboxStartError("the private cache layer's namespaces could not be made (exit status " +
+                            std::to_string(status) + ")");
+}
+
+LayerNamespacesAhead::LayerNamespacesAhead(const CacheLayer& layer) : layer_(layer) {
+    std::promise<LayerNamespaces> made;
+    ahead_ = made.get_future();
+    std::future<void> taken = taken_.get_future();
+    // Its own copy of the layer: the thread may outlive this object (a start that failed).
+    SignalsBlocked inherited;
+    std::thread([layer, made = std::move(made), taken = std::move(taken)]() mutable {
+        try {
+            made.set_value(make_layer_namespaces(layer));
+        } catch (...) {
+            made.set_exception(std::current_exception());
+        }
+        // Once Caretz starts bwrap (or gives up on it), no sooner: until then this thread's
+        // CPU is the main thread's other one.
+        taken.wait();
+        remove_stale_work_folders(layer);
+    }).detach();
+}
+
+LayerNamespacesAhead::~LayerNamespacesAhead() {
+    if (ahead_) taken_.set_value();
+}
+
+LayerNamespaces LayerNamespacesAhead::take() {
+    std::unique_lock lock(mutex_);
+    if (!ahead_) return make_layer_namespaces(layer_);
+    auto ahead = std::move(*ahead_);
+    ahead_.reset();
+    lock.unlock();
+    taken_.set_value();
+    return ahead.get();
+}
+
+}  // namespace caretz
