@@ -27,6 +27,7 @@
 #include "pty/utmp_record.h"
 #include "sandbox/bwrap_command.h"
 #include "sandbox/cache_layer.h"
+#include "sandbox/layer_namespaces.h"
 #include "sandbox/network/network_proxy.h"
 #include "sandbox/preflight.h"
 #include "sandbox/sandbox_session.h"
@@ -186,13 +187,11 @@ DoctorCheck check_cache_layer(const SandboxPolicy& policy, const Settings& setti
         case CacheLayer::How::overlay:
             break;
     }
-    SpawnOptions options;
-    const auto work = make_work_folders(layer, ::getpid());
-    if (work) options.overlays = cache_overlays(layer, *work);
-    if (!work || !output_of({"/bin/true"}, options))
-        return problem(name,
-                       "the overlay over the caches could not be mounted, so no sandbox "
-                       "can start; caretz exec true shows why");
+    try {
+        make_layer_namespaces(layer);
+    } catch (const SandboxStartError& e) {
+        return problem(name, std::string(e.what()) + ", so no sandbox can start");
+    }
     std::string detail =
         folders.empty() ? "no cache folders on the host yet"
                         : "overlays over " + folders + ": sandboxed commands see what they hold";

@@ -14,10 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <mutex>
-#include <thread>
 
-#include "pty/signal_pipe.h"
 #include "sandbox/host_fs.h"
 #include "sandbox/path_names.h"
 #include "sandbox/policy.h"
@@ -124,12 +121,10 @@ std::string cache_upper_folder(const CacheLayer& layer, const std::string& folde
 std::vector<OverlayMount> cache_overlays(const CacheLayer& layer, const std::string& work) {
     std::vector<OverlayMount> overlays;
     if (layer.how != CacheLayer::How::overlay) return overlays;
-    for (const auto& folder : layer.folders) {
-        const std::string own = cache_store_folder(layer.store, folder);
-        overlays.push_back({folder, "lowerdir=" + folder +
-                                        ",upperdir=" + cache_upper_folder(layer, folder) +
-                                        ",workdir=" + own + "/" + work + ",userxattr"});
-    }
+    for (const auto& folder : layer.folders)
+        overlays.push_back({folder, cache_store_folder(layer.store, folder),
+                            "lowerdir=" + folder + ",upperdir=" + layer.upper + ",workdir=" + work +
+                                ",userxattr"});
     return overlays;
 }
 
@@ -294,15 +289,6 @@ void remove_stale_work_folders(const CacheLayer& layer) {
             fs::remove_all(path, ignored);
         }
     }
-}
-
-void remove_stale_work_folders_later(const CacheLayer& layer) {
-    static std::once_flag started;
-    if (layer.how != CacheLayer::How::overlay) return;
-    std::call_once(started, [&layer] {
-        SignalsBlocked inherited;
-        std::thread(remove_stale_work_folders, layer).detach();
-    });
 }
 
 namespace {

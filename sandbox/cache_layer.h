@@ -10,7 +10,6 @@
 
 #include "pty/unique_fd.h"
 #include "sandbox/environment.h"
-#include "sandbox/spawn.h"
 
 namespace caretz {
 
@@ -26,8 +25,8 @@ struct SandboxPolicy;
 //
 // overlay: each cache folder is an overlay (the host's folder below, the store's folder on
 // top), mounted before bwrap starts, in a user namespace of its own where the user is root
-// (spawn.h, SpawnOptions::overlays); bwrap then makes the sandbox's own user namespace inside
-// it, as the user, and binds the folder writable. No command ever runs with that namespace's
+// (layer_namespaces.h); bwrap then makes the sandbox's own user namespace inside it, as the
+// user, and binds the folder writable. No command ever runs with that namespace's
 // privileges: bwrap drops them.
 // A cache folder of the home that the host does not have yet (nor the folder it would lie in,
 // as with a new account's ~/.cache) is no place for an overlay to lie on, and making it would
@@ -96,9 +95,17 @@ private:
     UniqueFd users_, upper_;
 };
 
-// The overlays that make the layer, for spawn_process to mount before bwrap starts (none
-// without CacheLayer::How::overlay), with work folder `work` (make_work_folders) in each
-// store folder.
+// One overlay of the layer, mounted from its store folder: the upper and work folders are
+// named from there, since every reading of the mount table (bwrap reads it after each of its
+// mounts) prints the options whole.
+struct OverlayMount {
+    std::string target;   // the folder it lies over, which is its lower folder as well
+    std::string folder;   // its store folder (cache_store_folder), where the mount is made
+    std::string options;  // lowerdir=TARGET,upperdir=UPPER,workdir=WORK,userxattr
+};
+
+// The overlays that make the layer (none without CacheLayer::How::overlay), with work folder
+// `work` (make_work_folders) in each store folder.
 std::vector<OverlayMount> cache_overlays(const CacheLayer& layer, const std::string& work);
 
 // Makes a new work folder in each store folder of the overlay way for one sandbox of process
@@ -106,14 +113,9 @@ std::vector<OverlayMount> cache_overlays(const CacheLayer& layer, const std::str
 // (a session and a per-command sandbox of one Caretz, doctor's checks), and a work folder an
 // overlay used before is removed by the next mount over it first, a slow rmdir per folder on
 // the sandbox's start (bench/NOTES.md); so each mount gets one of its own, and those of ended
-// processes go off the start's path (remove_stale_work_folders_later). Returns the folders'
+// processes go off the start's path (LayerNamespacesAhead). Returns the folders'
 // name, or nullopt when one cannot be made.
 std::optional<std::string> make_work_folders(const CacheLayer& layer, pid_t instance);
-
-// Removes, on a thread of its own, the work folders and upper folders that ended Caretz
-// processes left in the store (remove_stale_work_folders), the first time a sandbox of this
-// process has started: a one-shot exec may end first, and the next start goes on.
-void remove_stale_work_folders_later(const CacheLayer& layer);
 
 // Why an overlay cannot be had here ("" when it can): the kernel (unprivileged overlayfs came
 // with Linux 5.11), user namespaces turned off, or a store on a file system without user

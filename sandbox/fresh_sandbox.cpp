@@ -19,6 +19,7 @@
 #include "sandbox/cache_layer.h"
 #include "sandbox/command_pump.h"
 #include "sandbox/host_fs.h"
+#include "sandbox/layer_namespaces.h"
 #include "sandbox/network/network_forwarder.h"
 #include "sandbox/network/network_proxy.h"
 #include "sandbox/phase_times.h"
@@ -136,7 +137,7 @@ std::vector<std::string> caretz_binds(const SandboxPolicy& policy, int status_fd
 
 BwrapLaunch::BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
                          const std::vector<std::string>& command, SpawnOptions options,
-                         const std::vector<std::string>& in_root) {
+                         LayerNamespacesAhead* layer, const std::vector<std::string>& in_root) {
     RealHostFs host;
     std::vector<std::string> copied;
     policy_arguments_ = bwrap_arguments(policy, host, cwd, &copied, in_root);
@@ -157,13 +158,12 @@ BwrapLaunch::BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
     UniqueFd bwrap_end(sockets[1]);
     options.fds.emplace_back(bwrap_end.get(), kArgumentsFd);
     std::vector<std::string> argv = {find_in_path("bwrap"), "--args", std::to_string(kArgumentsFd)};
-    const auto work = make_work_folders(policy.cache_layer, ::getpid());
-    if (!work)
-        throw SandboxStartError("cannot make a work folder for the private cache layer in " +
-                                policy.cache_layer.store + ": " + std::strerror(errno));
-    options.overlays = cache_overlays(policy.cache_layer, *work);
-    layer_ = policy.cache_layer;
-    if (!options.overlays.empty()) {
+    // Closed once bwrap is in them.
+    LayerNamespaces namespaces;
+    if (policy.cache_layer.how == CacheLayer::How::overlay) {
+        namespaces = layer ? layer->take() : make_layer_namespaces(policy.cache_layer);
+        options.user_namespace = namespaces.user.get();
+        options.mount_namespace = namespaces.mount.get();
         // bwrap starts as root of the layer's user namespace: the sandbox's own user is the
         // user again.
         for (std::string arg : {std::string("--uid"), std::to_string(::getuid()),
@@ -197,8 +197,6 @@ pid_t BwrapLaunch::finish(const std::vector<std::string>& extra) {
     // the send fails, and its start fails as it says on its stderr.
     send_all(arguments_.get(), data);
     arguments_.reset();
-    // Caretz only waits for bwrap from here.
-    remove_stale_work_folders_later(layer_);
     return pid_;
 }
 
@@ -252,7 +250,7 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
                    {executable.get(), kExecutableFd}};
     if (on_pty) options.fds.emplace_back(unread_write.get(), kUnreadLinesFd);
     options.env = env_;
-    BwrapLaunch bwrap(policy, spec_.cwd, inside, options);
+    BwrapLaunch bwrap(policy, spec_.cwd, inside, options, spec_.layer_namespaces.get());
     phase_done("bwrap arguments, bwrap launched");
     pid_t pid = bwrap.finish(
         caretz_binds(policy, kStatusFd, kExecutableFd, kForwarderPath, *proxy_, run_watch_.get()));

@@ -5,12 +5,12 @@
 #include <vector>
 
 #include "pty/unique_fd.h"
-#include "sandbox/cache_layer.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/spawn.h"
 
 namespace caretz {
 
+class LayerNamespacesAhead;
 class RunWatch;
 
 // bwrap, started as soon as its descriptors are ready. It reads its arguments from a socket
@@ -23,10 +23,12 @@ public:
     // with the descriptors and environment of `options`, to which it adds its own (the
     // arguments, and the files it copies into private folders). bwrap reads
     // terminal_injection_filter() from descriptor kSeccompFd, which the caller passes.
-    // `in_root` goes to bwrap_arguments(). Throws SandboxStartError when it cannot start bwrap.
+    // With the policy's cache layer, bwrap starts in its namespaces: `layer`'s, made ahead, or
+    // new ones when it is nullptr. `in_root` goes to bwrap_arguments(). Throws
+    // SandboxStartError when it cannot start bwrap.
     BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
                 const std::vector<std::string>& command, SpawnOptions options,
-                const std::vector<std::string>& in_root = {});
+                LayerNamespacesAhead* layer, const std::vector<std::string>& in_root = {});
     ~BwrapLaunch();
     BwrapLaunch(const BwrapLaunch&) = delete;
     BwrapLaunch& operator=(const BwrapLaunch&) = delete;
@@ -40,7 +42,6 @@ private:
     pid_t pid_ = -1;
     UniqueFd arguments_;  // Caretz's end of the socket bwrap reads its arguments from
     std::vector<std::string> policy_arguments_;
-    CacheLayer layer_;  // the policy's
 };
 
 // The bwrap options that put caretz-inside (descriptor `executable_fd`) in at `inside`,

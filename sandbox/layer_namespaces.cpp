@@ -121,8 +121,7 @@ LayerNamespaces make_layer_namespaces(const CacheLayer& layer) {
     if (pid == 0) run_layer_child(child);
     const int vfork_errno = errno;
     ::pthread_sigmask(SIG_SETMASK, &mask, nullptr);
-    if (pid < 0)
-        throw SandboxStartError(std::string("cannot fork: ") + std::strerror(vfork_errno));
+    if (pid < 0) throw SandboxStartError(std::string("cannot fork: ") + std::strerror(vfork_errno));
     theirs.reset();
     // The child has ended (vfork): what it sent waits in the socket.
     char text[1024];

@@ -178,7 +178,8 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
         options.fds.emplace_back(hook_files.fds[i].get(), kFirstHookFileFd + static_cast<int>(i));
     options.env = with_proxy_environment(spec.env);
     options.own_process_group = true;
-    BwrapLaunch bwrap(policy, spec.cwd, {kSupervisorPath, "__supervise"}, options, hook_files.args);
+    BwrapLaunch bwrap(policy, spec.cwd, {kSupervisorPath, "__supervise"}, options,
+                      spec.layer_namespaces.get(), hook_files.args);
     phase_done("bwrap arguments, bwrap launched");
     child_end.reset();
     status_write.reset();

@@ -42,20 +42,8 @@ struct ChildPlan {
     std::vector<int>* staged;
     pid_t parent;
     const std::string* cannot_run;
-    // For SpawnOptions::overlays: the maps of the user namespace, and what to say when an
-    // overlay cannot be mounted, one line each but the error.
-    const std::string* uid_map;
-    const std::string* gid_map;
-    const std::vector<std::string>* cannot_mount;
+    const std::string* cannot_join;  // for SpawnOptions::user_namespace
 };
-
-bool write_proc_file(const char* path, std::string_view text) {
-    const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    const bool written = write_all(fd, text);
-    ::close(fd);
-    return written;
-}
 
 // Says `what` and errno's text on stderr and exits with `status`.
 [[noreturn]] void say_why_and_exit(const std::string& what, int status) {
@@ -65,21 +53,6 @@ bool write_proc_file(const char* path, std::string_view text) {
     write_all(2, std::string_view(reason ? reason : "unknown error"));
     write_all(2, "\n");
     ::_exit(status);
-}
-
-// The user namespace where the user is root, its mount namespace, and the overlays in it.
-void mount_overlays(const ChildPlan& plan) {
-    const auto& overlays = plan.options->overlays;
-    const auto& cannot_mount = *plan.cannot_mount;
-    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0 ||
-        !write_proc_file("/proc/self/setgroups", "deny") ||
-        !write_proc_file("/proc/self/uid_map", *plan.uid_map) ||
-        !write_proc_file("/proc/self/gid_map", *plan.gid_map))
-        say_why_and_exit(cannot_mount.back(), 126);
-    for (size_t i = 0; i < overlays.size(); ++i)
-        if (::mount("overlay", overlays[i].target.c_str(), "overlay", 0,
-                    overlays[i].options.c_str()) != 0)
-            say_why_and_exit(cannot_mount[i], 126);
 }
 
 [[noreturn]] void run_child(const ChildPlan& plan) {
@@ -98,11 +71,17 @@ void mount_overlays(const ChildPlan& plan) {
     std::vector<int>& staged = *plan.staged;
     for (size_t i = 0; i < fds.size(); ++i)
         staged[i] = ::fcntl(fds[i].first, F_DUPFD_CLOEXEC, 1000);
+    auto staged_copy = [](int fd) { return fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 1000); };
+    const int user_namespace = staged_copy(options.user_namespace);
+    const int mount_namespace = staged_copy(options.mount_namespace);
     for (size_t i = 0; i < fds.size(); ++i) ::dup2(staged[i], fds[i].second);
+    // Once stderr is in place, so the child can say why.
+    if (options.user_namespace >= 0 &&
+        (::setns(user_namespace, CLONE_NEWUSER) != 0 || ::setns(mount_namespace, CLONE_NEWNS) != 0))
+        say_why_and_exit(*plan.cannot_join, 126);
     int highest = 2;
     for (const auto& fd : fds) highest = std::max(highest, fd.second);
     ::close_range(static_cast<unsigned>(highest) + 1, ~0U, 0);
-    if (!options.overlays.empty()) mount_overlays(plan);
     if (options.die_with_parent) {
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (::getppid() != plan.parent) ::_exit(127);
@@ -144,19 +123,10 @@ pid_t spawn_process(const std::vector<std::string>& argv, const SpawnOptions& op
     fds.insert(fds.end(), options.fds.begin(), options.fds.end());
     std::vector<int> staged(fds.size());
     const std::string cannot_run = "caretz: cannot run " + argv.at(0) + ": ";
-    const std::string uid_map = "0 " + std::to_string(::getuid()) + " 1";
-    const std::string gid_map = "0 " + std::to_string(::getgid()) + " 1";
-    std::vector<std::string> cannot_mount;
-    for (const auto& overlay : options.overlays)
-        cannot_mount.push_back("caretz: cannot mount the private cache layer over " +
-                               overlay.target + " (caretz doctor says more): ");
-    cannot_mount.push_back(
-        "caretz: cannot make the user namespace of the private cache layer "
-        "(caretz doctor says more): ");
-    ChildPlan plan{&options,     c_argv.data(), options.env ? c_env.data() : environ,
-                   &fds,         &staged,       ::getpid(),
-                   &cannot_run,  &uid_map,      &gid_map,
-                   &cannot_mount};
+    const std::string cannot_join = "caretz: cannot enter the private cache layer's namespaces: ";
+    ChildPlan plan{&options,    c_argv.data(), options.env ? c_env.data() : environ,
+                   &fds,        &staged,       ::getpid(),
+                   &cannot_run, &cannot_join};
 
     // The child runs in Caretz's memory until its exec, while this thread waits (vfork): no
     // copy of Caretz's page tables is made, which a fork would make only for exec to throw

@@ -16,12 +16,6 @@ namespace caretz {
 
 class Terminal;
 
-// An overlay that spawn_process mounts for the child (SpawnOptions::overlays).
-struct OverlayMount {
-    std::string target;   // the folder it lies over, which is its lower folder as well
-    std::string options;  // the overlay's options: lowerdir=,upperdir=,workdir=,userxattr
-};
-
 // How spawn_process starts a child. Every descriptor of Caretz is close-on-exec, so the child
 // gets exactly the ones named here.
 struct SpawnOptions {
@@ -50,11 +44,13 @@ struct SpawnOptions {
     bool die_with_parent = true;
     // Searches $PATH for argv[0] instead of taking it as a path.
     bool search_path = false;
-    // Mounted in a user namespace of the child's own, where the user is root, with a mount
-    // namespace of its own: for bwrap (sandbox/cache_layer.h), which makes the sandbox's
-    // namespaces inside it, as the user, and drops every privilege there. A child that cannot
-    // mount one says why on its stderr and exits with status 126.
-    std::vector<OverlayMount> overlays;
+    // A user namespace where the user is root and its mount namespace, which the child joins
+    // first (-1: none): for bwrap, which makes the sandbox's namespaces inside them, as the
+    // user, and drops every privilege there (sandbox/layer_namespaces.h). The child starts in
+    // the namespace's root unless `cwd` names a folder. A child that cannot join them says why
+    // on its stderr and exits with status 126.
+    int user_namespace = -1;
+    int mount_namespace = -1;
 };
 
 // Starts argv as the options say. Returns the pid, or -1 with errno set when vfork failed;

@@ -67,7 +67,7 @@ upper_a=$(grep -o 'upperdir=.*' "$ws/a.out")
 upper_b=$(grep -o 'upperdir=.*' <<<"$OUT")
 check "... into an upper folder of its own, not the one the first one's overlay uses" \
     test -n "$upper_a" -a -n "$upper_b" -a "$upper_a" != "$upper_b"
-check "... the first one's being the store's" test "${upper_a##*/}" = upper
+check "... the first one's being the store's" test "${upper_a#upperdir=}" = upper
 
 caretz_pid=$(descendant_named "$HOLDER" caretz)
 kill -KILL "$caretz_pid"

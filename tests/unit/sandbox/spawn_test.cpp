@@ -74,6 +74,22 @@ TEST_CASE("a program that cannot be run ends with 127 and says why", "[spawn]") 
           "caretz: cannot run /nonexistent/caretz-test-program: No such file or directory\n");
 }
 
+TEST_CASE("a child that cannot join its namespaces runs nothing and says why", "[spawn]") {
+    int err[2];
+    REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
+    UniqueFd err_read(err[0]);
+    UniqueFd not_a_namespace(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    SpawnOptions options;
+    options.stderr_fd = err[1];
+    options.user_namespace = options.mount_namespace = not_a_namespace.get();
+    const pid_t pid = spawn_process({"/bin/true"}, options);
+    ::close(err[1]);
+    REQUIRE(pid > 0);
+    CHECK(wait_for_exit(pid) == 126);
+    CHECK(read_to_end(err_read.get()) ==
+          "caretz: cannot enter the private cache layer's namespaces: Invalid argument\n");
+}
+
 TEST_CASE("a child starts in the first of its folders that it can enter", "[spawn]") {
     SpawnOptions options;
     options.cwd = {"/nonexistent/caretz-test", "/tmp", "/"};
