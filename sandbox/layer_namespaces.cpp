@@ -15,6 +15,7 @@
 
 #include "pty/fd_io.h"
 #include "pty/signal_pipe.h"
+#include "sandbox/preflight.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/spawn.h"
 
@@ -146,6 +147,8 @@ LayerNamespaces make_layer_namespaces(const CacheLayer& layer) {
         made.mount.reset(fds[1]);
     }
     if (status == 0 && made.user.valid() && made.mount.valid()) return made;
+    // No sandbox could start here either: that says what to change.
+    if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
     if (got > 0 && !header) throw SandboxStartError(std::string(text, static_cast<size_t>(got)));
     throw SandboxStartError("the private cache layer's namespaces could not be made (exit status " +
                             std::to_string(status) + ")");
