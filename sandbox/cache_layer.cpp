@@ -1,11 +1,14 @@
 #include "sandbox/cache_layer.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -14,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "sandbox/host_fs.h"
 #include "sandbox/path_names.h"
@@ -317,6 +321,45 @@ std::optional<CacheStoreUse> CacheStoreUse::take(const std::string& store, std::
     }
     if (::flock(use.upper_.get(), LOCK_EX | LOCK_NB) != 0) use.upper_.reset();
     return use;
+}
+
+void CacheStoreUse::note_sandbox(pid_t bwrap, pid_t inside) const {
+    if (!owns_upper()) return;
+    // Of one length every time: the file is written over, never truncated.
+    char line[64];
+    const int length =
+        std::snprintf(line, sizeof line, "%11d %11d %11d\n", static_cast<int>(::getpid()),
+                      static_cast<int>(bwrap), static_cast<int>(inside));
+    if (length > 0) ::pwrite(upper_.get(), line, static_cast<size_t>(length), 0);
+}
+
+void wait_for_upper_writers(const std::string& store, std::chrono::milliseconds longest) {
+    char line[64] = {};
+    {
+        const UniqueFd lock(
+            ::open((store + ".upper.lock").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+        if (!lock.valid() || ::pread(lock.get(), line, sizeof line - 1, 0) <= 0) return;
+    }
+    int owner = 0, bwrap = 0, inside = 0;
+    if (std::sscanf(line, "%d %d %d", &owner, &bwrap, &inside) != 3 || owner == ::getpid()) return;
+    const auto deadline = std::chrono::steady_clock::now() + longest;
+    for (const int pid : {bwrap, inside}) {
+        if (pid <= 0) continue;
+        // Held before the name is read, so the name is that of the process waited for.
+        const UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+        std::string name;
+        if (!pidfd.valid() ||
+            !std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/comm"), name) ||
+            name != "bwrap")
+            continue;
+        pollfd ended{pidfd.get(), POLLIN, 0};
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) break;
+            if (::poll(&ended, 1, static_cast<int>(left.count())) >= 0 || errno != EINTR) break;
+        }
+    }
 }
 
 std::string clear_cache_store(const std::string& store) {

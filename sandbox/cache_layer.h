@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -90,6 +91,12 @@ public:
     static std::optional<CacheStoreUse> take(const std::string& store, std::string& problem);
     // This process writes the store's own upper folders.
     bool owns_upper() const { return upper_.valid(); }
+    // Keeps, in the upper folders' lock file, the processes that this process's last sandbox
+    // ends with: bwrap and the sandbox's first process (-1: not known). Their overlay goes
+    // only once they have ended, after this process (a one-shot exec does not wait for them),
+    // so the next Caretz to write the upper folders waits for them first
+    // (wait_for_upper_writers). Nothing without owns_upper().
+    void note_sandbox(pid_t bwrap, pid_t inside) const;
 
 private:
     UniqueFd users_, upper_;
@@ -116,6 +123,13 @@ std::vector<OverlayMount> cache_overlays(const CacheLayer& layer, const std::str
 // processes go off the start's path (LayerNamespacesAhead). Returns the folders'
 // name, or nullopt when one cannot be made.
 std::optional<std::string> make_work_folders(const CacheLayer& layer, pid_t instance);
+
+// Waits, for at most `longest`, until the processes an earlier Caretz noted
+// (CacheStoreUse::note_sandbox) have ended, so that its overlays over the upper folders of
+// `store` are gone before this process mounts its own: two live overlays over one upper
+// folder are undefined (the kernel says so in its log). Returns at once for this process's
+// own, and for processes that are not bwrap (their pid was taken again).
+void wait_for_upper_writers(const std::string& store, std::chrono::milliseconds longest);
 
 // Why an overlay cannot be had here ("" when it can): the kernel (unprivileged overlayfs came
 // with Linux 5.11), user namespaces turned off, or a store on a file system without user

@@ -255,6 +255,8 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
     pid_t pid = bwrap.finish(
         caretz_binds(policy, kStatusFd, kExecutableFd, kForwarderPath, *proxy_, run_watch_.get()));
     phase_done("stand-ins");
+    // Waited for below: its sandbox has ended with it.
+    if (spec_.cache_store_use) spec_.cache_store_use->note_sandbox(pid, -1);
     // Only the command may hold its ends now, so they report EOF (EIO on a PTY) when it ends.
     out_write.reset();
     status_write.reset();

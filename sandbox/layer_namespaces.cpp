@@ -92,6 +92,7 @@ bool write_proc_file(const char* path, std::string_view text) {
 }  // namespace
 
 LayerNamespaces make_layer_namespaces(const CacheLayer& layer) {
+    if (layer.upper == "upper") wait_for_upper_writers(layer.store, std::chrono::seconds(2));
     const auto work = make_work_folders(layer, ::getpid());
     if (!work)
         throw SandboxStartError("cannot make a work folder for the private cache layer in " +

@@ -200,6 +200,7 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
         throw SandboxStartError("the sandbox could not start: " + *failure);
     }
     phase_done("bwrap start");
+    if (spec.cache_store_use) spec.cache_store_use->note_sandbox(bwrap_pid_, inside);
     watch_repositories(inside);
 
     // The shell starts with the first command (run()), which needs no prompt before it.

@@ -44,6 +44,18 @@ work_folders=$(find "$TEST_HOME/.local/state/caretz/cache" -mindepth 3 -maxdepth
 check "$MODE_NAME: the work folders of ended sandboxes are removed, the last one's only left" \
     test "$work_folders" -eq 1
 
+# A sandbox that leaves much to write back: a one-shot Caretz exits without waiting for it, and
+# its overlays end (the kernel writing the upper folder back) only after. The next Caretz
+# mounts over the same upper folders once they have; before, the kernel's log said
+# "upperdir is in-use as upperdir/workdir of another mount ... undefined behavior".
+in_use() { dmesg | grep -c "is in-use as upperdir/workdir of another mount"; }
+check "setup: the kernel's log can be read" dmesg
+in_use_before=$(in_use)
+in_sandbox "$ws" 'head -c 300M /dev/zero > ~/.cache/big'
+in_sandbox "$ws" 'rm ~/.cache/big'
+check "$MODE_NAME: a Caretz started as the last one ends waits until its overlays are gone" \
+    test "$RC" -eq 0 -a "$(in_use)" -eq "$in_use_before"
+
 # --- caretz cache clear while a Caretz of the workspace runs -----------------------------------
 # start_holding NAME COMMAND: runs caretz exec COMMAND in the background, in MODE, writing
 # its output to $ws/NAME.out; waits until COMMAND made $ws/NAME.up; sets HOLDER (runuser's pid).

@@ -1,5 +1,7 @@
 #include "sandbox/cache_layer.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -318,4 +320,57 @@ TEST_CASE("The probe for user extended attributes leaves its mark only on Caretz
     CHECK(::getxattr(own.c_str(), mark, nullptr, 0) >= 0);
     // Later starts read it.
     CHECK(overlay_unavailable_reason(own, true).empty());
+}
+
+TEST_CASE("The next Caretz to write the upper folders waits for the last one's sandbox to end",
+          "[cache_layer]") {
+    TempDir dir;
+    const std::string store = (dir.path() / "store").string();
+    auto noted_by_another = [&](pid_t bwrap) {
+        std::ofstream(store + ".upper.lock") << "1 " << bwrap << " -1\n";
+    };
+    // A bwrap of an earlier Caretz, still ending.
+    const pid_t ending = ::fork();
+    if (ending == 0) {
+        ::prctl(PR_SET_NAME, "bwrap");
+        ::usleep(300 * 1000);
+        ::_exit(0);
+    }
+    REQUIRE(ending > 0);
+    ::usleep(50 * 1000);  // named by now
+    noted_by_another(ending);
+    wait_for_upper_writers(store, std::chrono::seconds(30));
+    CHECK(::waitpid(ending, nullptr, WNOHANG) == ending);
+    // Not waited for: a pid taken again by another program, or this process's own sandbox.
+    const pid_t other = ::fork();
+    if (other == 0) {
+        ::usleep(30 * 1000 * 1000);
+        ::_exit(0);
+    }
+    REQUIRE(other > 0);
+    noted_by_another(other);
+    wait_for_upper_writers(store, std::chrono::seconds(60));
+    CHECK(::waitpid(other, nullptr, WNOHANG) == 0);
+    std::ofstream(store + ".upper.lock") << ::getpid() << " " << other << " -1\n";
+    wait_for_upper_writers(store, std::chrono::seconds(60));
+    CHECK(::waitpid(other, nullptr, WNOHANG) == 0);
+    ::kill(other, SIGKILL);
+    ::waitpid(other, nullptr, 0);
+}
+
+TEST_CASE("The Caretz that writes the upper folders notes its sandbox, others do not",
+          "[cache_layer]") {
+    TempDir dir;
+    const std::string store = (dir.path() / "store").string();
+    std::string problem;
+    auto first = CacheStoreUse::take(store, problem);
+    auto second = CacheStoreUse::take(store, problem);
+    REQUIRE((first && second));
+    first->note_sandbox(1234, 5678);
+    second->note_sandbox(1, 2);
+    std::string owner, bwrap, inside;
+    std::ifstream(store + ".upper.lock") >> owner >> bwrap >> inside;
+    CHECK(owner == std::to_string(::getpid()));
+    CHECK(bwrap == "1234");
+    CHECK(inside == "5678");
 }
