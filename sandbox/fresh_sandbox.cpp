@@ -160,7 +160,9 @@ BwrapLaunch::BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
     std::vector<std::string> argv = {find_in_path("bwrap"), "--args", std::to_string(kArgumentsFd)};
     // Closed once bwrap is in them.
     LayerNamespaces namespaces;
-    if (policy.cache_layer.how == CacheLayer::How::overlay) {
+    // A read-only sandbox (a plan-mode command beside a session's) writes no cache: a second
+    // live overlay over the same upper folder would be undefined.
+    if (policy.cache_layer.how == CacheLayer::How::overlay && !policy.read_only) {
         namespaces = layer ? layer->take() : make_layer_namespaces(policy.cache_layer);
         options.user_namespace = namespaces.user.get();
         options.mount_namespace = namespaces.mount.get();
