@@ -17,7 +17,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "sandbox/host_fs.h"
 #include "sandbox/path_names.h"
@@ -132,12 +131,15 @@ std::vector<OverlayMount> cache_overlays(const CacheLayer& layer, const std::str
     return overlays;
 }
 
-std::optional<std::string> make_work_folders(const CacheLayer& layer, pid_t instance) {
+std::optional<std::string> make_work_folders(const CacheLayer& layer, pid_t instance, bool reused) {
     static std::atomic<unsigned> made{0};
-    const std::string work = "work." + std::to_string(instance) + "." + std::to_string(++made);
+    reused = reused && layer.upper == "upper";
+    const std::string work =
+        reused ? "work" : "work." + std::to_string(instance) + "." + std::to_string(++made);
     if (layer.how != CacheLayer::How::overlay) return work;
     for (const auto& folder : layer.folders)
-        if (::mkdir((cache_store_folder(layer.store, folder) + "/" + work).c_str(), 0700) != 0)
+        if (::mkdir((cache_store_folder(layer.store, folder) + "/" + work).c_str(), 0700) != 0 &&
+            !(reused && errno == EEXIST))
             return std::nullopt;
     return work;
 }
@@ -341,17 +343,20 @@ void wait_for_upper_writers(const std::string& store, std::chrono::milliseconds 
         if (!lock.valid() || ::pread(lock.get(), line, sizeof line - 1, 0) <= 0) return;
     }
     int owner = 0, bwrap = 0, inside = 0;
-    if (std::sscanf(line, "%d %d %d", &owner, &bwrap, &inside) != 3 || owner == ::getpid()) return;
+    if (std::sscanf(line, "%d %d %d", &owner, &bwrap, &inside) != 3) return;
     const auto deadline = std::chrono::steady_clock::now() + longest;
     for (const int pid : {bwrap, inside}) {
         if (pid <= 0) continue;
         // Held before the name is read, so the name is that of the process waited for.
         const UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-        std::string name;
-        if (!pidfd.valid() ||
-            !std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/comm"), name) ||
-            name != "bwrap")
-            continue;
+        if (!pidfd.valid()) continue;
+        char name[16] = {};
+        {
+            const UniqueFd comm(
+                ::open(("/proc/" + std::to_string(pid) + "/comm").c_str(), O_RDONLY | O_CLOEXEC));
+            if (!comm.valid() || ::read(comm.get(), name, sizeof name - 1) <= 0) continue;
+        }
+        if (std::string_view(name) != "bwrap\n") continue;
         pollfd ended{pidfd.get(), POLLIN, 0};
         for (;;) {
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -115,20 +115,23 @@ struct OverlayMount {
 // `work` (make_work_folders) in each store folder.
 std::vector<OverlayMount> cache_overlays(const CacheLayer& layer, const std::string& work);
 
-// Makes a new work folder in each store folder of the overlay way for one sandbox of process
-// `instance`: "work.PID.N". Two live overlays over one work folder are undefined in overlayfs
-// (a session and a per-command sandbox of one Caretz, doctor's checks), and a work folder an
-// overlay used before is removed by the next mount over it first, a slow rmdir per folder on
-// the sandbox's start (bench/NOTES.md); so each mount gets one of its own, and those of ended
-// processes go off the start's path (LayerNamespacesAhead). Returns the folders'
-// name, or nullopt when one cannot be made.
-std::optional<std::string> make_work_folders(const CacheLayer& layer, pid_t instance);
+// Makes the work folder in each store folder of the overlay way for one sandbox of process
+// `instance`. Two live overlays over one work folder are undefined in overlayfs, and the
+// kernel empties a work folder as it mounts over it. `reused`, for the first sandbox of the
+// process that writes the store's upper folders (CacheLayer::upper), once the last writer's
+// sandbox has ended (wait_for_upper_writers): "work", the same every time, so nothing is left
+// to remove. Otherwise a new "work.PID.N" (a session and a per-command sandbox of one Caretz,
+// a second Caretz of the workspace), removed once its process has ended
+// (remove_stale_work_folders). Returns the folders' name, or nullopt when one cannot be made.
+std::optional<std::string> make_work_folders(const CacheLayer& layer, pid_t instance,
+                                             bool reused = false);
 
-// Waits, for at most `longest`, until the processes an earlier Caretz noted
-// (CacheStoreUse::note_sandbox) have ended, so that its overlays over the upper folders of
-// `store` are gone before this process mounts its own: two live overlays over one upper
-// folder are undefined (the kernel says so in its log). Returns at once for this process's
-// own, and for processes that are not bwrap (their pid was taken again).
+// Waits, for at most `longest`, until the processes the last writer of the upper folders of
+// `store` noted (CacheStoreUse::note_sandbox) have ended, so that its overlays over them are
+// gone before this process mounts its own: two live overlays over one upper folder are
+// undefined (the kernel says so in its log). The last writer may be this process, whose
+// earlier sandbox ended (a session started again). Returns at once for processes that are not
+// bwrap (their pid was taken again).
 void wait_for_upper_writers(const std::string& store, std::chrono::milliseconds longest);
 
 // Why an overlay cannot be had here ("" when it can): the kernel (unprivileged overlayfs came

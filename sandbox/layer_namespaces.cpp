@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -91,9 +92,9 @@ bool write_proc_file(const char* path, std::string_view text) {
 
 }  // namespace
 
-LayerNamespaces make_layer_namespaces(const CacheLayer& layer) {
+LayerNamespaces make_layer_namespaces(const CacheLayer& layer, bool first) {
     if (layer.upper == "upper") wait_for_upper_writers(layer.store, std::chrono::seconds(2));
-    const auto work = make_work_folders(layer, ::getpid());
+    const auto work = make_work_folders(layer, ::getpid(), first);
     if (!work)
         throw SandboxStartError("cannot make a work folder for the private cache layer in " +
                                 layer.store + ": " + std::strerror(errno));
@@ -160,10 +161,14 @@ LayerNamespacesAhead::LayerNamespacesAhead(const CacheLayer& layer) : layer_(lay
     ahead_ = made.get_future();
     std::future<void> taken = taken_.get_future();
     // Its own copy of the layer: the thread may outlive this object (a start that failed).
+    // Only the process's first: an ACP client's later session of the workspace may start
+    // while the last one's sandbox still ends.
+    static std::atomic<bool> any_before{false};
+    const bool first = !any_before.exchange(true);
     SignalsBlocked inherited;
-    std::thread([layer, made = std::move(made), taken = std::move(taken)]() mutable {
+    std::thread([layer, first, made = std::move(made), taken = std::move(taken)]() mutable {
         try {
-            made.set_value(make_layer_namespaces(layer));
+            made.set_value(make_layer_namespaces(layer, first));
         } catch (...) {
             made.set_exception(std::current_exception());
         }

@@ -19,10 +19,10 @@ struct LayerNamespaces {
     UniqueFd user, mount;
 };
 
-// Makes the namespaces for `layer` (CacheLayer::How::overlay), each overlay with a work folder
-// of its own (make_work_folders), in a child that ends as soon as they are made. Throws
-// SandboxStartError, saying why, when they cannot be made.
-LayerNamespaces make_layer_namespaces(const CacheLayer& layer);
+// Makes the namespaces for `layer` (CacheLayer::How::overlay), in a child that ends as soon as
+// they are made, each overlay with its work folder (make_work_folders, `first`: the process's
+// first sandbox). Throws SandboxStartError, saying why, when they cannot be made.
+LayerNamespaces make_layer_namespaces(const CacheLayer& layer, bool first = false);
 
 // The namespaces for a process's first sandbox, made on a thread of their own from the moment
 // the layer is planned, while Caretz searches the repositories and lays out the sandbox: the
