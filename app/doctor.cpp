@@ -187,8 +187,15 @@ DoctorCheck check_cache_layer(const SandboxPolicy& policy, const Settings& setti
         case CacheLayer::How::overlay:
             break;
     }
+    // Mounted while the session check's sandbox has the layer's own overlays: over upper
+    // folders of its own, as a second Caretz's would be, since two live overlays over one
+    // upper folder are undefined. Removed once this process has ended.
+    CacheLayer beside = layer;
+    beside.upper = "upper." + std::to_string(::getpid());
     try {
-        make_layer_namespaces(layer);
+        if (const std::string why = make_cache_store(beside); !why.empty())
+            throw SandboxStartError(why);
+        make_layer_namespaces(beside);
     } catch (const SandboxStartError& e) {
         return problem(name, std::string(e.what()) + ", so no sandbox can start");
     }

@@ -10,7 +10,8 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/agent_lib.sh"
 own_home
 ws=$TEST_HOME/ws
-runuser -u "$E2E_USER" -- mkdir "$ws"
+# A cache folder, so the cache layer's check mounts an overlay beside the shell check's.
+runuser -u "$E2E_USER" -- mkdir "$ws" "$TEST_HOME/.cache"
 trap 'agent_cleanup; rm -rf "$TEST_HOME"' EXIT
 export MODEL_SERVER_KEY=$API_KEY
 start_model '[]'
@@ -26,6 +27,8 @@ doctor() {
     MS=$((($(date +%s%N) - started) / 1000000))
 }
 
+in_use() { dmesg | grep -c "is in-use as upperdir/workdir of another mount"; }
+in_use_before=$(in_use)
 for shell in /bin/bash /usr/bin/zsh /usr/bin/fish; do
     name=$(basename "$shell")
     # The shell's start is timed against a second; on a machine busy with parallel tests one
@@ -46,6 +49,8 @@ for shell in /bin/bash /usr/bin/zsh /usr/bin/fish; do
     check "$name: ... in well under the time a user would wait ($MS ms)" test "$MS" -lt 5000
 done
 check "bubblewrap's version is named" grep -q "^ok       bubblewrap: bubblewrap [0-9]" <<<"$OUT"
+check "the cache layer's check and the shell's sandbox never put two live overlays over one upper folder (the kernel's log)" \
+    test "$(in_use)" -eq "$in_use_before"
 check "the cache layer was mounted and says where the sandbox's writes go" \
     grep -q "^ok       cache layer: .*stays in $TEST_HOME/.local/state/caretz/cache/.* (the host's caches are never written)" <<<"$OUT"
 check "the session bus line says whether there is one" grep -q "^ok       session bus: none on this host" <<<"$OUT"
