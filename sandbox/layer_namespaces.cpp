@@ -160,11 +160,11 @@ LayerNamespacesAhead::LayerNamespacesAhead(const CacheLayer& layer) : layer_(lay
     std::promise<LayerNamespaces> made;
     ahead_ = made.get_future();
     std::future<void> taken = taken_.get_future();
-    // Its own copy of the layer: the thread may outlive this object (a start that failed).
-    // Only the process's first: an ACP client's later session of the workspace may start
-    // while the last one's sandbox still ends.
+    // The reused work folder only for the process's first: an ACP client's later session of
+    // the workspace may start while the last one's sandbox still ends.
     static std::atomic<bool> any_before{false};
     const bool first = !any_before.exchange(true);
+    // Its own copy of the layer: the thread may outlive this object (a start that failed).
     SignalsBlocked inherited;
     std::thread([layer, first, made = std::move(made), taken = std::move(taken)]() mutable {
         try {
