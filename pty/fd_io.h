@@ -7,9 +7,13 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
+
+#include "pty/unique_fd.h"
 
 namespace caretz {
 
@@ -35,6 +39,59 @@ inline bool send_all(int fd, std::string_view data) {
         data.remove_prefix(static_cast<size_t>(n));
     }
     return true;
+}
+
+// The most descriptors send_with_fds passes at once.
+inline constexpr size_t kMaxPassedFds = 4;
+
+// Sends `bytes` over Unix socket `fd` with `count` descriptors `fds` passed along (SCM_RIGHTS,
+// at most kMaxPassedFds), retrying after signals, never raising SIGPIPE. Allocates nothing, so
+// a vfork child may call it. Returns what sendmsg returns.
+inline ssize_t send_with_fds(int fd, std::string_view bytes, const int* fds, size_t count) {
+    iovec data{const_cast<char*>(bytes.data()), bytes.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxPassedFds)] = {};
+    msghdr message{};
+    message.msg_iov = &data;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = CMSG_SPACE(sizeof(int) * count);
+    cmsghdr* rights = CMSG_FIRSTHDR(&message);
+    rights->cmsg_level = SOL_SOCKET;
+    rights->cmsg_type = SCM_RIGHTS;
+    rights->cmsg_len = CMSG_LEN(sizeof(int) * count);
+    std::memcpy(CMSG_DATA(rights), fds, sizeof(int) * count);
+    ssize_t sent;
+    while ((sent = ::sendmsg(fd, &message, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
+    return sent;
+}
+
+// Receives into `buf` from Unix socket `fd`, retrying after signals; the descriptors that came
+// along (SCM_RIGHTS, at most kMaxPassedFds) are appended to `fds`, close-on-exec. `flags` go to
+// recvmsg. Returns what recvmsg returns.
+inline ssize_t receive_with_fds(int fd, char* buf, size_t size, std::vector<UniqueFd>& fds,
+                                int flags = 0) {
+    iovec into{buf, size};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxPassedFds)];
+    msghdr message{};
+    message.msg_iov = &into;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    ssize_t n;
+    while ((n = ::recvmsg(fd, &message, flags | MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+    }
+    if (n <= 0) return n;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&message); c; c = CMSG_NXTHDR(&message, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < count; ++i) {
+            int received;
+            std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof received);
+            fds.emplace_back(received);
+        }
+    }
+    return n;
 }
 
 // Replaces the file at `path` with `contents` (mode 0600): written beside it and renamed over

@@ -336,27 +336,18 @@ void CacheStoreUse::note_sandbox(pid_t bwrap, pid_t inside) const {
 }
 
 void wait_for_upper_writers(const std::string& store, std::chrono::milliseconds longest) {
-    char line[64] = {};
-    {
-        const UniqueFd lock(
-            ::open((store + ".upper.lock").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-        if (!lock.valid() || ::pread(lock.get(), line, sizeof line - 1, 0) <= 0) return;
-    }
+    const RealHostFs host;
     int owner = 0, bwrap = 0, inside = 0;
-    if (std::sscanf(line, "%d %d %d", &owner, &bwrap, &inside) != 3) return;
+    if (std::sscanf(host.read_start(store + ".upper.lock", 64).c_str(), "%d %d %d", &owner, &bwrap,
+                    &inside) != 3)
+        return;
     const auto deadline = std::chrono::steady_clock::now() + longest;
     for (const int pid : {bwrap, inside}) {
         if (pid <= 0) continue;
         // Held before the name is read, so the name is that of the process waited for.
         const UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
         if (!pidfd.valid()) continue;
-        char name[16] = {};
-        {
-            const UniqueFd comm(
-                ::open(("/proc/" + std::to_string(pid) + "/comm").c_str(), O_RDONLY | O_CLOEXEC));
-            if (!comm.valid() || ::read(comm.get(), name, sizeof name - 1) <= 0) continue;
-        }
-        if (std::string_view(name) != "bwrap\n") continue;
+        if (host.read_start("/proc/" + std::to_string(pid) + "/comm", 16) != "bwrap\n") continue;
         pollfd ended{pidfd.get(), POLLIN, 0};
         for (;;) {
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

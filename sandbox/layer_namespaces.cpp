@@ -2,10 +2,8 @@
 
 #include <fcntl.h>
 #include <sched.h>
-#include <signal.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -72,21 +70,8 @@ bool write_proc_file(const char* path, std::string_view text) {
             tell_and_exit(child, cannot[i]);
     const int fds[2] = {::open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC),
                         ::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)};
-    if (fds[0] < 0 || fds[1] < 0) tell_and_exit(child, cannot.back());
-    char made = 'y';
-    iovec data{&made, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
-    msghdr message{};
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    cmsghdr* header = CMSG_FIRSTHDR(&message);
-    header->cmsg_level = SOL_SOCKET;
-    header->cmsg_type = SCM_RIGHTS;
-    header->cmsg_len = CMSG_LEN(sizeof fds);
-    std::memcpy(CMSG_DATA(header), fds, sizeof fds);
-    if (::sendmsg(child.socket, &message, MSG_NOSIGNAL) != 1) tell_and_exit(child, cannot.back());
+    if (fds[0] < 0 || fds[1] < 0 || send_with_fds(child.socket, "y", fds, 2) != 1)
+        tell_and_exit(child, cannot.back());
     ::_exit(0);
 }
 
@@ -115,43 +100,25 @@ LayerNamespaces make_layer_namespaces(const CacheLayer& layer, bool first) {
     UniqueFd ours(sockets[0]), theirs(sockets[1]);
     const LayerChild child{&overlays, &uid_map, &gid_map, &cannot, theirs.get()};
 
-    // As in spawn_process: the child runs in Caretz's memory until it ends, with every signal
-    // blocked, so no handler of Caretz's runs in it.
-    sigset_t all, mask;
-    sigfillset(&all);
-    ::pthread_sigmask(SIG_BLOCK, &all, &mask);
-    const pid_t pid = ::vfork();
-    if (pid == 0) run_layer_child(child);
-    const int vfork_errno = errno;
-    ::pthread_sigmask(SIG_SETMASK, &mask, nullptr);
-    if (pid < 0) throw SandboxStartError(std::string("cannot fork: ") + std::strerror(vfork_errno));
+    const pid_t pid = vfork_child(
+        [](const void* plan) { run_layer_child(*static_cast<const LayerChild*>(plan)); }, &child);
+    if (pid < 0) throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));
     theirs.reset();
-    // The child has ended (vfork): what it sent waits in the socket.
+    // The child has ended (vfork): what it sent waits in the socket, the namespaces or why not.
     char text[1024];
-    iovec data{text, sizeof text};
-    int fds[2] = {-1, -1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
-    msghdr message{};
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    ssize_t got;
-    while ((got = ::recvmsg(ours.get(), &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC)) < 0 &&
-           errno == EINTR) {
-    }
+    std::vector<UniqueFd> received;
+    const ssize_t got = receive_with_fds(ours.get(), text, sizeof text, received, MSG_DONTWAIT);
     const int status = wait_for_exit(pid);
     LayerNamespaces made;
-    const cmsghdr* header = got > 0 ? CMSG_FIRSTHDR(&message) : nullptr;
-    if (header && header->cmsg_type == SCM_RIGHTS && header->cmsg_len == CMSG_LEN(sizeof fds)) {
-        std::memcpy(fds, CMSG_DATA(header), sizeof fds);
-        made.user.reset(fds[0]);
-        made.mount.reset(fds[1]);
+    if (received.size() == 2) {
+        made.user = std::move(received[0]);
+        made.mount = std::move(received[1]);
     }
     if (status == 0 && made.user.valid() && made.mount.valid()) return made;
     // No sandbox could start here either: that says what to change.
     if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
-    if (got > 0 && !header) throw SandboxStartError(std::string(text, static_cast<size_t>(got)));
+    if (got > 0 && received.empty())
+        throw SandboxStartError(std::string(text, static_cast<size_t>(got)));
     throw SandboxStartError("the private cache layer's namespaces could not be made (exit status " +
                             std::to_string(status) + ")");
 }

@@ -7,7 +7,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/sendfile.h>
@@ -106,6 +105,25 @@ struct ChildPlan {
 
 }  // namespace
 
+pid_t vfork_child(void (*child)(const void*), const void* plan) {
+    // The child runs in Caretz's memory until its exec, while this thread waits (vfork): no
+    // copy of Caretz's page tables is made, which a fork would make only for exec to throw
+    // away. Signals stay blocked until the child has set its handlers to the defaults, so no
+    // handler of Caretz's runs in it.
+    sigset_t all, mask;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &mask);
+    const pid_t pid = ::vfork();
+    if (pid == 0) {
+        child(plan);
+        ::_exit(127);  // never reached: `child` ends in exec or _exit
+    }
+    const int vfork_errno = errno;
+    ::pthread_sigmask(SIG_SETMASK, &mask, nullptr);
+    errno = vfork_errno;
+    return pid;
+}
+
 pid_t spawn_process(const std::vector<std::string>& argv, const SpawnOptions& options) {
     // Everything the child uses is allocated here: between vfork and exec it must not allocate.
     std::vector<std::string> args = argv;
@@ -128,18 +146,8 @@ pid_t spawn_process(const std::vector<std::string>& argv, const SpawnOptions& op
                    &fds,        &staged,       ::getpid(),
                    &cannot_run, &cannot_join};
 
-    // The child runs in Caretz's memory until its exec, while this thread waits (vfork): no
-    // copy of Caretz's page tables is made, which a fork would make only for exec to throw
-    // away. Signals stay blocked until the child has set its handlers to the defaults, so no
-    // handler of Caretz's runs in it.
-    sigset_t all, mask;
-    sigfillset(&all);
-    ::pthread_sigmask(SIG_BLOCK, &all, &mask);
-    const pid_t pid = ::vfork();
-    if (pid == 0) run_child(plan);
-    const int vfork_errno = errno;
-    ::pthread_sigmask(SIG_SETMASK, &mask, nullptr);
-    errno = vfork_errno;
+    const pid_t pid = vfork_child(
+        [](const void* child) { run_child(*static_cast<const ChildPlan*>(child)); }, &plan);
     // Set from both sides, so a signal sent right after the start reaches the group.
     if (pid > 0 && (options.own_process_group || options.foreground_of)) ::setpgid(pid, pid);
     return pid;

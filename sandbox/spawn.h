@@ -53,6 +53,12 @@ struct SpawnOptions {
     int mount_namespace = -1;
 };
 
+// Starts a child that runs `child(plan)` in Caretz's memory, with every signal blocked, while
+// this thread waits until it execs or ends (vfork). `child` must end in exec or _exit and
+// allocate nothing; everything it uses is made before, in `plan`. Returns the pid, or -1 with
+// errno set.
+pid_t vfork_child(void (*child)(const void*), const void* plan);
+
 // Starts argv as the options say. Returns the pid, or -1 with errno set when vfork failed;
 // a child that cannot exec exits with status 127.
 pid_t spawn_process(const std::vector<std::string>& argv, const SpawnOptions& options);

@@ -1,6 +1,5 @@
 #include "sandbox/supervisor_protocol.h"
 
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -32,26 +31,12 @@ bool send_frame(int fd, Frame type, std::string_view payload) {
 }
 
 bool send_frame(int fd, Frame type, std::string_view payload, const std::vector<int>& fds) {
-    if (fds.empty() || fds.size() > kMaxFrameFds)
+    if (fds.empty() || fds.size() > kMaxPassedFds)
         return fds.empty() && send_frame(fd, type, payload);
     const std::string frame = frame_bytes(type, payload);
     // The descriptors go with the frame's first byte; the rest follows as usual.
-    iovec first{const_cast<char*>(frame.data()), 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFrameFds)] = {};
-    msghdr message{};
-    message.msg_iov = &first;
-    message.msg_iovlen = 1;
-    message.msg_control = control;
-    message.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
-    cmsghdr* rights = CMSG_FIRSTHDR(&message);
-    rights->cmsg_level = SOL_SOCKET;
-    rights->cmsg_type = SCM_RIGHTS;
-    rights->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-    std::memcpy(CMSG_DATA(rights), fds.data(), sizeof(int) * fds.size());
-    ssize_t sent;
-    while ((sent = ::sendmsg(fd, &message, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-    }
-    return sent == 1 && write_all(fd, std::string_view(frame).substr(1));
+    return send_with_fds(fd, std::string_view(frame).substr(0, 1), fds.data(), fds.size()) == 1 &&
+           write_all(fd, std::string_view(frame).substr(1));
 }
 
 std::string encode_job_report(const JobReport& report) {
@@ -103,28 +88,7 @@ bool FrameReader::read_from(int fd) {
 
 bool FrameReader::read_with_fds_from(int fd) {
     char buf[65536];
-    iovec into{buf, sizeof buf};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFrameFds)];
-    msghdr message{};
-    message.msg_iov = &into;
-    message.msg_iovlen = 1;
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    ssize_t n;
-    while ((n = ::recvmsg(fd, &message, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
-    }
-    if (n > 0) {
-        for (cmsghdr* c = CMSG_FIRSTHDR(&message); c; c = CMSG_NXTHDR(&message, c)) {
-            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-            const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            for (size_t i = 0; i < count; ++i) {
-                int received;
-                std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof received);
-                fds_.emplace_back(received);
-            }
-        }
-    }
-    return append(n, buf);
+    return append(receive_with_fds(fd, buf, sizeof buf, fds_), buf);
 }
 
 bool FrameReader::append(ssize_t n, const char* buf) {

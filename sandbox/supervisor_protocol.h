@@ -52,8 +52,7 @@ std::vector<std::string> split_payload(std::string_view payload);
 // Writes one frame; false when the peer is gone.
 bool send_frame(int fd, Frame type, std::string_view payload);
 // The same over a Unix socket, with `fds` passed along (SCM_RIGHTS) for the peer to take with
-// FrameReader::read_with_fds_from; at most kMaxFrameFds of them.
-inline constexpr size_t kMaxFrameFds = 4;
+// FrameReader::read_with_fds_from; at most kMaxPassedFds (pty/fd_io.h) of them.
 bool send_frame(int fd, Frame type, std::string_view payload, const std::vector<int>& fds);
 
 // Splits a byte stream into frames.

@@ -60,34 +60,38 @@ TEST_CASE("a child starts with default signal handling and nothing blocked; Care
     }
 }
 
-TEST_CASE("a program that cannot be run ends with 127 and says why", "[spawn]") {
+namespace {
+
+// The exit status of `argv` started as `options` say, and what it wrote on its stderr.
+std::pair<int, std::string> status_and_stderr(const std::vector<std::string>& argv,
+                                              SpawnOptions options) {
     int err[2];
     REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
     UniqueFd err_read(err[0]);
-    SpawnOptions options;
     options.stderr_fd = err[1];
-    const pid_t pid = spawn_process({"/nonexistent/caretz-test-program"}, options);
+    const pid_t pid = spawn_process(argv, options);
     ::close(err[1]);
     REQUIRE(pid > 0);
-    CHECK(wait_for_exit(pid) == 127);
-    CHECK(read_to_end(err_read.get()) ==
+    const int status = wait_for_exit(pid);
+    return {status, read_to_end(err_read.get())};
+}
+
+}  // namespace
+
+TEST_CASE("a program that cannot be run ends with 127 and says why", "[spawn]") {
+    const auto [status, said] = status_and_stderr({"/nonexistent/caretz-test-program"}, {});
+    CHECK(status == 127);
+    CHECK(said ==
           "caretz: cannot run /nonexistent/caretz-test-program: No such file or directory\n");
 }
 
 TEST_CASE("a child that cannot join its namespaces runs nothing and says why", "[spawn]") {
-    int err[2];
-    REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
-    UniqueFd err_read(err[0]);
     UniqueFd not_a_namespace(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     SpawnOptions options;
-    options.stderr_fd = err[1];
     options.user_namespace = options.mount_namespace = not_a_namespace.get();
-    const pid_t pid = spawn_process({"/bin/true"}, options);
-    ::close(err[1]);
-    REQUIRE(pid > 0);
-    CHECK(wait_for_exit(pid) == 126);
-    CHECK(read_to_end(err_read.get()) ==
-          "caretz: cannot enter the private cache layer's namespaces: Invalid argument\n");
+    const auto [status, said] = status_and_stderr({"/bin/true"}, options);
+    CHECK(status == 126);
+    CHECK(said == "caretz: cannot enter the private cache layer's namespaces: Invalid argument\n");
 }
 
 TEST_CASE("a child starts in the first of its folders that it can enter", "[spawn]") {
