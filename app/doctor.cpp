@@ -27,7 +27,7 @@
 #include "pty/utmp_record.h"
 #include "sandbox/bwrap_command.h"
 #include "sandbox/cache_layer.h"
-#include "sandbox/layer_namespaces.h"
+#include "sandbox/layer_mounts.h"
 #include "sandbox/network/network_proxy.h"
 #include "sandbox/preflight.h"
 #include "sandbox/sandbox_session.h"
@@ -195,7 +195,7 @@ DoctorCheck check_cache_layer(const SandboxPolicy& policy, const Settings& setti
     try {
         if (const std::string why = make_cache_store(beside); !why.empty())
             throw SandboxStartError(why);
-        make_layer_namespaces(beside);
+        make_layer_mounts(beside);
     } catch (const SandboxStartError& e) {
         return problem(name, std::string(e.what()) + ", so no sandbox can start");
     }

@@ -10,7 +10,7 @@
 #include "escalation/credential_fallbacks.h"
 #include "pty/terminal.h"
 #include "sandbox/host_fs.h"
-#include "sandbox/layer_namespaces.h"
+#include "sandbox/layer_mounts.h"
 #include "sandbox/network/network_forwarder.h"
 #include "sandbox/phase_times.h"
 #include "sandbox/protection/host_run_paths.h"
@@ -121,7 +121,7 @@ void use_cache_store(SandboxSpec& spec, std::vector<std::string>& notes) {
     }
     spec.cache_store_use = std::make_shared<const CacheStoreUse>(std::move(*use));
     if (layer.how == CacheLayer::How::overlay)
-        spec.layer_namespaces = std::make_shared<LayerNamespacesAhead>(layer);
+        spec.layer_mounts = std::make_shared<LayerMountsAhead>(layer);
 }
 
 }  // namespace

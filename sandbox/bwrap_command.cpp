@@ -33,7 +33,6 @@ public:
                 if (!policy.is_hidden(w))
                     if (auto real = fs.real_path(w)) writable_.push_back(*real);
             sealed_.insert(policy.sealed.begin(), policy.sealed.end());
-            cache_ = policy.cache_layer.folders;
             for (const auto& folder : policy.cache_layer.missing) {
                 // Made in the rebuilt folder above it that the host has, like a hidden path.
                 const std::string above = deepest_existing(fs, parent_of(folder));
@@ -96,7 +95,6 @@ public:
             const std::string git = join_path(w, ".git");
             if (fs_.type(git) == HostFs::Type::file) add({"--ro-bind", git, git});
         }
-        bind_cache_layer();
         if (policy_.allow_docker) bind_docker_socket();
         add({"--tmpfs", kRuntimeDir});
         private_cache_folder();
@@ -113,9 +111,8 @@ private:
     // In a writable root, and not in a path protected there.
     bool writable(const std::string& path) const {
         auto within = [&](const std::string& root) { return path_within(path, root); };
-        return (std::any_of(writable_.begin(), writable_.end(), within) &&
-                std::none_of(protected_real_.begin(), protected_real_.end(), within)) ||
-               std::any_of(cache_.begin(), cache_.end(), within);
+        return std::any_of(writable_.begin(), writable_.end(), within) &&
+               std::none_of(protected_real_.begin(), protected_real_.end(), within);
     }
 
     // In a folder private_copy() gave a copy of, where everything comes back read-only.
@@ -125,17 +122,6 @@ private:
             if (auto dir = fs_.real_path(d.path); dir && path_within(real, *dir) && copies(*dir))
                 return true;
         return false;
-    }
-
-    // Each cache folder is an overlay by now, in the namespace bwrap starts in (CacheLayer):
-    // bound writable, on top of a protection that made it read-only (the home's dot entries).
-    void bind_cache_layer() {
-        for (const auto& folder : cache_) {
-            const bool covered =
-                std::any_of(protected_real_.begin(), protected_real_.end(),
-                            [&](const std::string& p) { return path_within(folder, p); });
-            if (!bound_.count(folder) || covered) add({"--bind", folder, folder});
-        }
     }
 
     // Where the tools' cache variables point when they cannot be layered, and the links of
@@ -256,7 +242,6 @@ private:
     std::set<std::string> made_;               // folders rebuilt from a tmpfs
     std::vector<std::string> protected_real_;  // the protected paths there are, resolved
     std::vector<std::string> writable_;
-    std::vector<std::string> cache_;  // CacheLayer::folders
     // CacheLayer::missing, by the folder the host has above each (rebuilt, to be made in).
     std::map<std::string, std::vector<std::string>> missing_cache_;
     std::vector<std::string> args_;

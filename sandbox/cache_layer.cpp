@@ -125,9 +125,7 @@ std::vector<OverlayMount> cache_overlays(const CacheLayer& layer, const std::str
     std::vector<OverlayMount> overlays;
     if (layer.how != CacheLayer::How::overlay) return overlays;
     for (const auto& folder : layer.folders)
-        overlays.push_back({folder, cache_store_folder(layer.store, folder),
-                            "lowerdir=" + folder + ",upperdir=" + layer.upper + ",workdir=" + work +
-                                ",userxattr"});
+        overlays.push_back({folder, cache_store_folder(layer.store, folder), layer.upper, work});
     return overlays;
 }
 

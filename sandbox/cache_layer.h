@@ -25,10 +25,9 @@ struct SandboxPolicy;
 // ever run inside one.
 //
 // overlay: each cache folder is an overlay (the host's folder below, the store's folder on
-// top), mounted before bwrap starts, in a user namespace of its own where the user is root
-// (layer_namespaces.h); bwrap then makes the sandbox's own user namespace inside it, as the
-// user, and binds the folder writable. No command ever runs with that namespace's
-// privileges: bwrap drops them.
+// top), made in a user namespace of its own where the user is root, apart from any sandbox,
+// and moved over the folder in the sandbox once bwrap has laid it out, before anything runs
+// there (layer_mounts.h). No command ever runs with that namespace's privileges.
 // A cache folder of the home that the host does not have yet (nor the folder it would lie in,
 // as with a new account's ~/.cache) is no place for an overlay to lie on, and making it would
 // leave it behind: the sandbox gets a link there to a folder of the
@@ -102,13 +101,13 @@ private:
     UniqueFd users_, upper_;
 };
 
-// One overlay of the layer, mounted from its store folder: the upper and work folders are
-// named from there, since every reading of the mount table (bwrap reads it after each of its
-// mounts) prints the options whole.
+// One overlay of the layer, made from its store folder: the upper and work folders are named
+// from there, as the mount table prints them inside the sandbox.
 struct OverlayMount {
-    std::string target;   // the folder it lies over, which is its lower folder as well
-    std::string folder;   // its store folder (cache_store_folder), where the mount is made
-    std::string options;  // lowerdir=TARGET,upperdir=UPPER,workdir=WORK,userxattr
+    std::string target;  // the folder it lies over, which is its lower folder as well
+    std::string folder;  // its store folder (cache_store_folder), where the overlay is made
+    std::string upper;   // CacheLayer::upper
+    std::string work;    // make_work_folders()
 };
 
 // The overlays that make the layer (none without CacheLayer::How::overlay), with work folder

@@ -19,7 +19,8 @@
 #include "sandbox/cache_layer.h"
 #include "sandbox/command_pump.h"
 #include "sandbox/host_fs.h"
-#include "sandbox/layer_namespaces.h"
+#include "sandbox/layer_gate.h"
+#include "sandbox/layer_mounts.h"
 #include "sandbox/network/network_forwarder.h"
 #include "sandbox/network/network_proxy.h"
 #include "sandbox/phase_times.h"
@@ -137,7 +138,7 @@ std::vector<std::string> caretz_binds(const SandboxPolicy& policy, int status_fd
 
 BwrapLaunch::BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
                          const std::vector<std::string>& command, SpawnOptions options,
-                         LayerNamespacesAhead* layer, const std::vector<std::string>& in_root) {
+                         LayerMountsAhead* layer, const std::vector<std::string>& in_root) {
     RealHostFs host;
     std::vector<std::string> copied;
     policy_arguments_ = bwrap_arguments(policy, host, cwd, &copied, in_root);
@@ -157,22 +158,23 @@ BwrapLaunch::BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
     arguments_.reset(sockets[0]);
     UniqueFd bwrap_end(sockets[1]);
     options.fds.emplace_back(bwrap_end.get(), kArgumentsFd);
-    std::vector<std::string> argv = {find_in_path("bwrap"), "--args", std::to_string(kArgumentsFd)};
-    // Closed once bwrap is in them.
-    LayerNamespaces namespaces;
-    // A read-only sandbox (a plan-mode command beside a session's) writes no cache: a second
+    // The cache layer's overlays go in once bwrap has laid the sandbox out (finish()); a
+    // read-only sandbox (a plan-mode command beside a session's) writes no cache, and a second
     // live overlay over the same upper folder would be undefined.
-    if (policy.cache_layer.how == CacheLayer::How::overlay && !policy.read_only) {
-        namespaces = layer ? layer->take() : make_layer_namespaces(policy.cache_layer);
-        options.user_namespace = namespaces.user.get();
-        options.mount_namespace = namespaces.mount.get();
-        // bwrap starts as root of the layer's user namespace: the sandbox's own user is the
-        // user again.
-        for (std::string arg : {std::string("--uid"), std::to_string(::getuid()),
-                                std::string("--gid"), std::to_string(::getgid())})
-            argv.push_back(std::move(arg));
+    UniqueFd gate_end;
+    if (policy.cache_layer.how == CacheLayer::How::overlay && !policy.read_only &&
+        !policy.cache_layer.folders.empty()) {
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0)
+            throw SandboxStartError(std::string("cannot create a socket for the cache layer: ") +
+                                    std::strerror(errno));
+        gate_.reset(sockets[0]);
+        gate_end.reset(sockets[1]);
+        options.fds.emplace_back(gate_end.get(), kLayerGateFd);
+        layer_ = policy.cache_layer;
+        ahead_ = layer;
     }
-    argv.push_back("--");
+    std::vector<std::string> argv = {find_in_path("bwrap"), "--args", std::to_string(kArgumentsFd),
+                                     "--"};
     argv.insert(argv.end(), command.begin(), command.end());
     pid_ = spawn_process(argv, options);
     if (pid_ < 0) throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));
@@ -199,7 +201,25 @@ pid_t BwrapLaunch::finish(const std::vector<std::string>& extra) {
     // the send fails, and its start fails as it says on its stderr.
     send_all(arguments_.get(), data);
     arguments_.reset();
+    if (gate_.valid()) put_cache_layer_in();
     return pid_;
+}
+
+void BwrapLaunch::put_cache_layer_in() {
+    std::string why;
+    try {
+        const LayerMounts mounts = ahead_ ? ahead_->take() : make_layer_mounts(layer_);
+        why = attach_cache_layer(gate_.get(), mounts);
+        if (!why.empty()) why = "cannot put the private cache layer in the sandbox: " + why;
+    } catch (const SandboxStartError& e) {
+        why = e.what();
+    }
+    gate_.reset();
+    if (why.empty()) return;
+    // Given no go-ahead, it runs nothing; it ends here rather than on its own.
+    ::kill(pid_, SIGKILL);
+    wait_for_exit(pid_);
+    throw SandboxStartError(why);
 }
 
 FreshSandbox::FreshSandbox(SandboxSpec spec)
@@ -252,7 +272,7 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
                    {executable.get(), kExecutableFd}};
     if (on_pty) options.fds.emplace_back(unread_write.get(), kUnreadLinesFd);
     options.env = env_;
-    BwrapLaunch bwrap(policy, spec_.cwd, inside, options, spec_.layer_namespaces.get());
+    BwrapLaunch bwrap(policy, spec_.cwd, inside, options, spec_.layer_mounts.get());
     phase_done("bwrap arguments, bwrap launched");
     pid_t pid = bwrap.finish(
         caretz_binds(policy, kStatusFd, kExecutableFd, kForwarderPath, *proxy_, run_watch_.get()));

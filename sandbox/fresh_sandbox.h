@@ -10,7 +10,7 @@
 
 namespace caretz {
 
-class LayerNamespacesAhead;
+class LayerMountsAhead;
 class RunWatch;
 
 // bwrap, started as soon as its descriptors are ready. It reads its arguments from a socket
@@ -23,25 +23,33 @@ public:
     // with the descriptors and environment of `options`, to which it adds its own (the
     // arguments, and the files it copies into private folders). bwrap reads
     // terminal_injection_filter() from descriptor kSeccompFd, which the caller passes.
-    // With the policy's cache layer, bwrap starts in its namespaces: `layer`'s, made ahead, or
-    // new ones when it is nullptr. `in_root` goes to bwrap_arguments(). Throws
-    // SandboxStartError when it cannot start bwrap.
+    // With the policy's cache layer, its overlays are `layer`'s, made ahead, or new ones when
+    // it is nullptr, and `command` must be caretz-inside's (layer_gate.h). `in_root` goes to
+    // bwrap_arguments(). Throws SandboxStartError when it cannot start bwrap.
     BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
                 const std::vector<std::string>& command, SpawnOptions options,
-                LayerNamespacesAhead* layer, const std::vector<std::string>& in_root = {});
+                LayerMountsAhead* layer, const std::vector<std::string>& in_root = {});
     ~BwrapLaunch();
     BwrapLaunch(const BwrapLaunch&) = delete;
     BwrapLaunch& operator=(const BwrapLaunch&) = delete;
 
-    // Hands bwrap the policy's arguments, then `extra`, the caller's own bwrap options.
-    // Returns bwrap's pid, the caller's to wait for from now on. A bwrap that has gone by then
-    // says why on its stderr and status descriptors, as in any other failed start.
+    // Hands bwrap the policy's arguments, then `extra`, the caller's own bwrap options, and
+    // with a cache layer, puts its overlays in once bwrap has laid the sandbox out, before its
+    // first program goes on (attach_cache_layer). Returns bwrap's pid, the caller's to wait
+    // for from now on. A bwrap that has gone by then says why on its stderr and status
+    // descriptors, as in any other failed start. Throws SandboxStartError when the layer
+    // cannot be put in; bwrap has ended then.
     pid_t finish(const std::vector<std::string>& extra);
 
 private:
+    void put_cache_layer_in();
+
     pid_t pid_ = -1;
     UniqueFd arguments_;  // Caretz's end of the socket bwrap reads its arguments from
     std::vector<std::string> policy_arguments_;
+    UniqueFd gate_;  // Caretz's end of the layer's gate, while the layer is to go in
+    CacheLayer layer_;
+    LayerMountsAhead* ahead_ = nullptr;
 };
 
 // The bwrap options that put caretz-inside (descriptor `executable_fd`) in at `inside`,

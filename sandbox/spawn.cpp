@@ -41,7 +41,6 @@ struct ChildPlan {
     std::vector<int>* staged;
     pid_t parent;
     const std::string* cannot_run;
-    const std::string* cannot_join;  // for SpawnOptions::user_namespace
 };
 
 // Says `what` and errno's text on stderr and exits with `status`.
@@ -70,14 +69,7 @@ struct ChildPlan {
     std::vector<int>& staged = *plan.staged;
     for (size_t i = 0; i < fds.size(); ++i)
         staged[i] = ::fcntl(fds[i].first, F_DUPFD_CLOEXEC, 1000);
-    auto staged_copy = [](int fd) { return fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 1000); };
-    const int user_namespace = staged_copy(options.user_namespace);
-    const int mount_namespace = staged_copy(options.mount_namespace);
     for (size_t i = 0; i < fds.size(); ++i) ::dup2(staged[i], fds[i].second);
-    // Once stderr is in place, so the child can say why.
-    if (options.user_namespace >= 0 &&
-        (::setns(user_namespace, CLONE_NEWUSER) != 0 || ::setns(mount_namespace, CLONE_NEWNS) != 0))
-        say_why_and_exit(*plan.cannot_join, 126);
     int highest = 2;
     for (const auto& fd : fds) highest = std::max(highest, fd.second);
     ::close_range(static_cast<unsigned>(highest) + 1, ~0U, 0);
@@ -141,10 +133,8 @@ pid_t spawn_process(const std::vector<std::string>& argv, const SpawnOptions& op
     fds.insert(fds.end(), options.fds.begin(), options.fds.end());
     std::vector<int> staged(fds.size());
     const std::string cannot_run = "caretz: cannot run " + argv.at(0) + ": ";
-    const std::string cannot_join = "caretz: cannot enter the private cache layer's namespaces: ";
-    ChildPlan plan{&options,    c_argv.data(), options.env ? c_env.data() : environ,
-                   &fds,        &staged,       ::getpid(),
-                   &cannot_run, &cannot_join};
+    ChildPlan plan{&options,   c_argv.data(), options.env ? c_env.data() : environ, &fds, &staged,
+                   ::getpid(), &cannot_run};
 
     const pid_t pid = vfork_child(
         [](const void* child) { run_child(*static_cast<const ChildPlan*>(child)); }, &plan);

@@ -44,13 +44,6 @@ struct SpawnOptions {
     bool die_with_parent = true;
     // Searches $PATH for argv[0] instead of taking it as a path.
     bool search_path = false;
-    // A user namespace where the user is root and its mount namespace, which the child joins
-    // first (-1: none): for bwrap, which makes the sandbox's namespaces inside them, as the
-    // user, and drops every privilege there (sandbox/layer_namespaces.h). The child starts in
-    // the namespace's root unless `cwd` names a folder. A child that cannot join them says why
-    // on its stderr and exits with status 126.
-    int user_namespace = -1;
-    int mount_namespace = -1;
 };
 
 // Starts a child that runs `child(plan)` in Caretz's memory, with every signal blocked, while

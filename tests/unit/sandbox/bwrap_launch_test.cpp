@@ -1,6 +1,8 @@
 // BwrapLaunch with the real bwrap: it starts before its arguments are known, and must neither
 // set anything up nor run its command until it has them all.
 #include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,9 +12,11 @@
 #include <fstream>
 #include <thread>
 
+#include "pty/fd_io.h"
 #include "sandbox/cache_layer.h"
 #include "sandbox/fresh_sandbox.h"
-#include "sandbox/layer_namespaces.h"
+#include "sandbox/layer_gate.h"
+#include "sandbox/layer_mounts.h"
 #include "sandbox/policy.h"
 #include "sandbox/seccomp_filter.h"
 #include "tests/unit/read_to_end.h"
@@ -84,12 +88,30 @@ TEST_CASE("a bwrap that ended before its arguments came is reported, not a crash
     CHECK_FALSE(std::filesystem::exists(l.mark));
 }
 
+// What caretz-inside does first as a sandbox's first program (layer_gate.h): hands the
+// sandbox's mount namespace over the gate and waits for the go-ahead; then `script`.
+std::vector<std::string> through_gate(const std::string& script) {
+    return {"/usr/bin/python3", "-c",
+            "import os, socket, sys\n"
+            "gate = socket.socket(fileno=" +
+                std::to_string(kLayerGateFd) +
+                ")\n"
+                "socket.send_fds(gate, [b'r'], [os.open('/proc/self/ns/mnt', os.O_RDONLY)])\n"
+                "if gate.recv(1) != b'g': sys.exit(126)\n"
+                "gate.close()\n"
+                "os.execv('/bin/sh', ['sh', '-c', sys.argv[1]])\n",
+            script};
+}
+
 TEST_CASE(
-    "bwrap starts in the cache layer's namespaces: the sandbox writes the cache, the host's "
-    "folder stays as it was, and the next sandbox finds what the first wrote",
+    "the cache layer's overlays are in the sandbox before its first program goes on: the "
+    "sandbox writes the cache, the host's folder stays as it was, and the next sandbox finds "
+    "what the first wrote",
     "[bwrap][cache_layer]") {
     Launched l;
-    const std::filesystem::path cache = l.home.path() / ".cache";
+    // In the workspace, the one folder of the home's that the sandbox sees (the home lies in
+    // /tmp, which is the sandbox's own).
+    const std::filesystem::path cache = l.workspace / ".cache";
     std::filesystem::create_directory(cache);
     std::ofstream(cache / "old") << "from the host\n";
     CacheLayer& layer = l.policy.cache_layer;
@@ -97,17 +119,16 @@ TEST_CASE(
     layer.store = (l.home.path() / "store").string();
     layer.folders = {cache.string()};
     REQUIRE(make_cache_store(layer).empty());
-    LayerNamespacesAhead ahead(layer);
+    LayerMountsAhead ahead(layer);
     auto run = [&](const std::string& script) {
         // bwrap reads its filter to the end: each gets one of its own.
         UniqueFd seccomp = terminal_injection_filter();
         SpawnOptions options = l.options;
         options.fds = {{seccomp.get(), kSeccompFd}};
-        BwrapLaunch bwrap(l.policy, l.workspace.string(), {"/bin/sh", "-c", script}, options,
-                          &ahead);
+        BwrapLaunch bwrap(l.policy, l.workspace.string(), through_gate(script), options, &ahead);
         return wait_for_exit(bwrap.finish({}));
     };
-    // The first takes the namespaces made ahead; the second makes its own as it starts.
+    // The first takes the overlays made ahead; the second makes its own as it starts.
     CHECK(run("cat " + (cache / "old").string() + " > " + l.mark.string() + " && echo new > " +
               (cache / "new").string()) == 0);
     CHECK(file_contents(l.mark) == "from the host\n");
@@ -120,18 +141,59 @@ TEST_CASE(
 
 TEST_CASE("a cache layer that cannot be mounted stops the start and says where and why",
           "[bwrap][cache_layer]") {
-    TempDir dir;
-    CacheLayer layer;
+    Launched l;
+    CacheLayer& layer = l.policy.cache_layer;
     layer.how = CacheLayer::How::overlay;
-    layer.store = (dir.path() / "store").string();
-    const std::string missing = (dir.path() / "gone").string();
+    layer.store = (l.home.path() / "store").string();
+    const std::string missing = (l.home.path() / "gone").string();
     layer.folders = {missing};
     REQUIRE(make_cache_store(layer).empty());
     const std::string expected = "cannot mount the private cache layer over " + missing +
                                  " (caretz doctor says more): No such file or directory";
-    LayerNamespacesAhead ahead(layer);
-    // Made ahead, on a thread of its own, the failure reaches the start all the same.
+    LayerMountsAhead ahead(layer);
+    // Made ahead, on a thread of its own, the failure reaches the start all the same, and the
+    // sandbox, given no go-ahead, has run nothing and is gone.
+    {
+        BwrapLaunch bwrap(l.policy, l.workspace.string(),
+                          through_gate("echo ran > " + l.mark.string()), l.options, &ahead);
+        CHECK_THROWS_WITH(bwrap.finish({}), expected);
+    }
+    CHECK(no_child_left());
+    CHECK_FALSE(std::filesystem::exists(l.mark));
     CHECK_THROWS_WITH(ahead.take(), expected);
-    CHECK_THROWS_WITH(ahead.take(), expected);
-    CHECK_THROWS_WITH(make_layer_namespaces(layer), expected);
+    CHECK_THROWS_WITH(make_layer_mounts(layer), expected);
+}
+
+TEST_CASE("a sandbox's first program goes on only once Caretz has put the cache layer in",
+          "[cache_layer]") {
+    // No gate: no layer to wait for.
+    CHECK(wait_for_cache_layer());
+    auto gated = [](char answer) {
+        int sockets[2];
+        REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) == 0);
+        UniqueFd caretz(sockets[0]);
+        REQUIRE(::dup2(sockets[1], kLayerGateFd) == kLayerGateFd);
+        ::close(sockets[1]);
+        std::vector<UniqueFd> handed;
+        std::thread host([&] {
+            char said[8];
+            receive_with_fds(caretz.get(), said, sizeof said, handed);
+            if (answer) send_all(caretz.get(), std::string(1, answer));
+            caretz.reset();  // no answer: Caretz has gone
+        });
+        const bool went_on = wait_for_cache_layer();
+        host.join();
+        // The sandbox's own mount namespace came over, and the gate is closed.
+        REQUIRE(handed.size() == 1);
+        struct stat ns {
+        }, own{};
+        CHECK(::fstat(handed[0].get(), &ns) == 0);
+        CHECK(::stat("/proc/self/ns/mnt", &own) == 0);
+        CHECK(ns.st_ino == own.st_ino);
+        CHECK(::fcntl(kLayerGateFd, F_GETFD) == -1);
+        return went_on;
+    };
+    CHECK(gated('g'));
+    CHECK_FALSE(gated(0));
+    CHECK_FALSE(gated('x'));
 }

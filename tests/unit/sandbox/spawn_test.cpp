@@ -85,15 +85,6 @@ TEST_CASE("a program that cannot be run ends with 127 and says why", "[spawn]") 
           "caretz: cannot run /nonexistent/caretz-test-program: No such file or directory\n");
 }
 
-TEST_CASE("a child that cannot join its namespaces runs nothing and says why", "[spawn]") {
-    UniqueFd not_a_namespace(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-    SpawnOptions options;
-    options.user_namespace = options.mount_namespace = not_a_namespace.get();
-    const auto [status, said] = status_and_stderr({"/bin/true"}, options);
-    CHECK(status == 126);
-    CHECK(said == "caretz: cannot enter the private cache layer's namespaces: Invalid argument\n");
-}
-
 TEST_CASE("a child starts in the first of its folders that it can enter", "[spawn]") {
     SpawnOptions options;
     options.cwd = {"/nonexistent/caretz-test", "/tmp", "/"};

@@ -1,9 +1,10 @@
-#include "sandbox/layer_namespaces.h"
+#include "sandbox/layer_mounts.h"
 
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 
 #include "pty/fd_io.h"
 #include "pty/signal_pipe.h"
+#include "sandbox/namespace_binds.h"
 #include "sandbox/preflight.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/spawn.h"
@@ -28,10 +30,10 @@ struct LayerChild {
     const std::vector<OverlayMount>* overlays;
     const std::string* uid_map;
     const std::string* gid_map;
-    // What to say when an overlay cannot be mounted, one line each, and last when the
-    // namespaces cannot be made; errno's text follows.
+    // What to say when an overlay cannot be made, one line each, and last when the user
+    // namespace cannot be made; errno's text follows.
     const std::vector<std::string>* cannot;
-    int socket;  // the child's end: the namespaces' descriptors, or what went wrong
+    int socket;  // the child's end: each overlay's descriptor, or what went wrong
 };
 
 bool write_proc_file(const char* path, std::string_view text) {
@@ -55,6 +57,27 @@ bool write_proc_file(const char* path, std::string_view text) {
     ::_exit(126);
 }
 
+// An overlay over `overlay.target`, made from its store folder (the child's cwd) and not
+// attached anywhere; -1 with errno set when it cannot be made.
+int make_overlay(const OverlayMount& overlay) {
+    const int context = static_cast<int>(::syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC));
+    if (context < 0) return -1;
+    auto set = [&](const char* key, const std::string& value) {
+        return ::syscall(SYS_fsconfig, context, FSCONFIG_SET_STRING, key, value.c_str(), 0) == 0;
+    };
+    int mount = -1;
+    if (set("lowerdir", overlay.target) && set("upperdir", overlay.upper) &&
+        set("workdir", overlay.work) &&
+        ::syscall(SYS_fsconfig, context, FSCONFIG_SET_FLAG, "userxattr", nullptr, 0) == 0 &&
+        ::syscall(SYS_fsconfig, context, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) == 0)
+        mount = static_cast<int>(
+            ::syscall(SYS_fsmount, context, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+    const int error = errno;
+    ::close(context);
+    errno = error;
+    return mount;
+}
+
 [[noreturn]] void run_layer_child(const LayerChild& child) {
     const auto& overlays = *child.overlays;
     const auto& cannot = *child.cannot;
@@ -63,21 +86,17 @@ bool write_proc_file(const char* path, std::string_view text) {
         !write_proc_file("/proc/self/uid_map", *child.uid_map) ||
         !write_proc_file("/proc/self/gid_map", *child.gid_map))
         tell_and_exit(child, cannot.back());
-    for (size_t i = 0; i < overlays.size(); ++i)
-        if (::chdir(overlays[i].folder.c_str()) != 0 ||
-            ::mount("overlay", overlays[i].target.c_str(), "overlay", 0,
-                    overlays[i].options.c_str()) != 0)
+    for (size_t i = 0; i < overlays.size(); ++i) {
+        const int mount = ::chdir(overlays[i].folder.c_str()) == 0 ? make_overlay(overlays[i]) : -1;
+        if (mount < 0 || send_with_fds(child.socket, "m", &mount, 1) != 1)
             tell_and_exit(child, cannot[i]);
-    const int fds[2] = {::open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC),
-                        ::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)};
-    if (fds[0] < 0 || fds[1] < 0 || send_with_fds(child.socket, "y", fds, 2) != 1)
-        tell_and_exit(child, cannot.back());
+    }
     ::_exit(0);
 }
 
 }  // namespace
 
-LayerNamespaces make_layer_namespaces(const CacheLayer& layer, bool first) {
+LayerMounts make_layer_mounts(const CacheLayer& layer, bool first) {
     if (layer.upper == "upper") wait_for_upper_writers(layer.store, std::chrono::seconds(2));
     const auto work = make_work_folders(layer, ::getpid(), first);
     if (!work)
@@ -104,27 +123,33 @@ LayerNamespaces make_layer_namespaces(const CacheLayer& layer, bool first) {
         [](const void* plan) { run_layer_child(*static_cast<const LayerChild*>(plan)); }, &child);
     if (pid < 0) throw SandboxStartError(std::string("cannot fork: ") + std::strerror(errno));
     theirs.reset();
-    // The child has ended (vfork): what it sent waits in the socket, the namespaces or why not.
-    char text[1024];
-    std::vector<UniqueFd> received;
-    const ssize_t got = receive_with_fds(ours.get(), text, sizeof text, received, MSG_DONTWAIT);
-    const int status = wait_for_exit(pid);
-    LayerNamespaces made;
-    if (received.size() == 2) {
-        made.user = std::move(received[0]);
-        made.mount = std::move(received[1]);
+    // The child has ended (vfork): what it sent waits in the socket, an overlay per message,
+    // and last, why it stopped if it did.
+    LayerMounts made;
+    std::string why;
+    for (;;) {
+        char text[1024];
+        std::vector<UniqueFd> received;
+        const ssize_t got = receive_with_fds(ours.get(), text, sizeof text, received, MSG_DONTWAIT);
+        if (got <= 0) break;
+        if (received.size() == 1 && made.mounts.size() < overlays.size()) {
+            made.targets.push_back(overlays[made.mounts.size()].target);
+            made.mounts.push_back(std::move(received[0]));
+        } else {
+            why.assign(text, static_cast<size_t>(got));
+        }
     }
-    if (status == 0 && made.user.valid() && made.mount.valid()) return made;
+    const int status = wait_for_exit(pid);
+    if (status == 0 && made.mounts.size() == overlays.size()) return made;
     // No sandbox could start here either: that says what to change.
     if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
-    if (got > 0 && received.empty())
-        throw SandboxStartError(std::string(text, static_cast<size_t>(got)));
-    throw SandboxStartError("the private cache layer's namespaces could not be made (exit status " +
+    if (!why.empty()) throw SandboxStartError(why);
+    throw SandboxStartError("the private cache layer's overlays could not be made (exit status " +
                             std::to_string(status) + ")");
 }
 
-LayerNamespacesAhead::LayerNamespacesAhead(const CacheLayer& layer) : layer_(layer) {
-    std::promise<LayerNamespaces> made;
+LayerMountsAhead::LayerMountsAhead(const CacheLayer& layer) : layer_(layer) {
+    std::promise<LayerMounts> made;
     ahead_ = made.get_future();
     std::future<void> taken = taken_.get_future();
     // The reused work folder only for the process's first: an ACP client's later session of
@@ -135,29 +160,42 @@ LayerNamespacesAhead::LayerNamespacesAhead(const CacheLayer& layer) : layer_(lay
     SignalsBlocked inherited;
     std::thread([layer, first, made = std::move(made), taken = std::move(taken)]() mutable {
         try {
-            made.set_value(make_layer_namespaces(layer, first));
+            made.set_value(make_layer_mounts(layer, first));
         } catch (...) {
             made.set_exception(std::current_exception());
         }
-        // Once Caretz starts bwrap (or gives up on it), no sooner: until then this thread's
-        // CPU is the main thread's other one.
+        // Once Caretz has the overlays (or gives up on them), no sooner: until then this
+        // thread's CPU is bwrap's and the main thread's other one.
         taken.wait();
         remove_stale_work_folders(layer);
     }).detach();
 }
 
-LayerNamespacesAhead::~LayerNamespacesAhead() {
+LayerMountsAhead::~LayerMountsAhead() {
     if (ahead_) taken_.set_value();
 }
 
-LayerNamespaces LayerNamespacesAhead::take() {
+LayerMounts LayerMountsAhead::take() {
     std::unique_lock lock(mutex_);
-    if (!ahead_) return make_layer_namespaces(layer_);
+    if (!ahead_) return make_layer_mounts(layer_);
     auto ahead = std::move(*ahead_);
     ahead_.reset();
     lock.unlock();
     taken_.set_value();
     return ahead.get();
+}
+
+std::string attach_cache_layer(int gate, const LayerMounts& mounts) {
+    char said[8];
+    std::vector<UniqueFd> namespaces;
+    const ssize_t got = receive_with_fds(gate, said, sizeof said, namespaces);
+    // Gone before it got there: bwrap's start failed, and its caller reports why.
+    if (got <= 0) return "";
+    if (namespaces.size() != 1)
+        return "the sandbox's first program sent no mount namespace to put the layer in";
+    const std::string why = attach_in_sandbox(namespaces[0].get(), mounts.targets, mounts.mounts);
+    if (!why.empty()) return why;
+    return send_all(gate, "g") ? "" : std::string("the sandbox ended meanwhile");
 }
 
 }  // namespace caretz
