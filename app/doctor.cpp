@@ -160,7 +160,7 @@ std::pair<DoctorCheck, DoctorCheck> check_session(const SandboxSpec& spec) {
     }
 }
 
-// The layer as sandboxes get it: its overlays mounted for a real process, as before bwrap.
+// The layer as sandboxes get it: its overlays made for a real process, as for a sandbox.
 DoctorCheck check_cache_layer(const SandboxPolicy& policy, const Settings& settings) {
     const CacheLayer& layer = policy.cache_layer;
     const std::string name = "cache layer";

@@ -10,7 +10,6 @@
 #include "escalation/credential_fallbacks.h"
 #include "pty/terminal.h"
 #include "sandbox/host_fs.h"
-#include "sandbox/layer_mounts.h"
 #include "sandbox/network/network_forwarder.h"
 #include "sandbox/phase_times.h"
 #include "sandbox/protection/host_run_paths.h"
@@ -120,8 +119,6 @@ void use_cache_store(SandboxSpec& spec, std::vector<std::string>& notes) {
         return;
     }
     spec.cache_store_use = std::make_shared<const CacheStoreUse>(std::move(*use));
-    if (layer.how == CacheLayer::How::overlay)
-        spec.layer_mounts = std::make_shared<LayerMountsAhead>(layer);
 }
 
 }  // namespace

@@ -53,6 +53,7 @@ public:
 
     bool finished() const { return output_fd_ < 0 && status_fd_ < 0; }
     bool started() const { return started_; }
+    pid_t command_pid() const { return command_pid_; }
     std::string& held_output() { return held_output_; }
 
     void watch(std::vector<pollfd>& fds) const override {
@@ -138,7 +139,7 @@ std::vector<std::string> caretz_binds(const SandboxPolicy& policy, int status_fd
 
 BwrapLaunch::BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
                          const std::vector<std::string>& command, SpawnOptions options,
-                         LayerMountsAhead* layer, const std::vector<std::string>& in_root) {
+                         const std::vector<std::string>& in_root) {
     RealHostFs host;
     std::vector<std::string> copied;
     policy_arguments_ = bwrap_arguments(policy, host, cwd, &copied, in_root);
@@ -171,7 +172,6 @@ BwrapLaunch::BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
         gate_end.reset(sockets[1]);
         options.fds.emplace_back(gate_end.get(), kLayerGateFd);
         layer_ = policy.cache_layer;
-        ahead_ = layer;
     }
     std::vector<std::string> argv = {find_in_path("bwrap"), "--args", std::to_string(kArgumentsFd),
                                      "--"};
@@ -208,7 +208,9 @@ pid_t BwrapLaunch::finish(const std::vector<std::string>& extra) {
 void BwrapLaunch::put_cache_layer_in() {
     std::string why;
     try {
-        const LayerMounts mounts = ahead_ ? ahead_->take() : make_layer_mounts(layer_);
+        // Made while bwrap lays the sandbox out; so is the store's tidying, once per process.
+        const LayerMounts mounts = make_layer_mounts(layer_);
+        if (mounts.first) remove_stale_work_folders(layer_);
         why = attach_cache_layer(gate_.get(), mounts);
         if (!why.empty()) why = "cannot put the private cache layer in the sandbox: " + why;
     } catch (const SandboxStartError& e) {
@@ -272,12 +274,12 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
                    {executable.get(), kExecutableFd}};
     if (on_pty) options.fds.emplace_back(unread_write.get(), kUnreadLinesFd);
     options.env = env_;
-    BwrapLaunch bwrap(policy, spec_.cwd, inside, options, spec_.layer_mounts.get());
+    BwrapLaunch bwrap(policy, spec_.cwd, inside, options);
     phase_done("bwrap arguments, bwrap launched");
     pid_t pid = bwrap.finish(
         caretz_binds(policy, kStatusFd, kExecutableFd, kForwarderPath, *proxy_, run_watch_.get()));
     phase_done("stand-ins");
-    // Waited for below: its sandbox has ended with it.
+    // Waited for below: its sandbox has ended with it (but see the pump).
     if (spec_.cache_store_use) spec_.cache_store_use->note_sandbox(pid, -1);
     // Only the command may hold its ends now, so they report EOF (EIO on a PTY) when it ends.
     out_write.reset();
@@ -291,7 +293,13 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
     {
         ForegroundCommand foreground(proxy_.get(), io.may_ask_network);
         CommandPump pump(traffic, io, &proxy_->gate(), /*output_from_pty=*/on_pty);
+        bool noted = false;
         while (!traffic.finished() && pump.step()) {
+            // The cache layer's overlays end with the sandbox's first process, after bwrap
+            // when Caretz is killed (bwrap goes first then): the next Caretz waits for both.
+            if (!noted && traffic.started() && spec_.cache_store_use)
+                spec_.cache_store_use->note_sandbox(pid, traffic.command_pid());
+            noted = noted || traffic.started();
         }
         keys = pump.keys_sent();
     }

@@ -10,7 +10,6 @@
 
 namespace caretz {
 
-class LayerMountsAhead;
 class RunWatch;
 
 // bwrap, started as soon as its descriptors are ready. It reads its arguments from a socket
@@ -23,12 +22,12 @@ public:
     // with the descriptors and environment of `options`, to which it adds its own (the
     // arguments, and the files it copies into private folders). bwrap reads
     // terminal_injection_filter() from descriptor kSeccompFd, which the caller passes.
-    // With the policy's cache layer, its overlays are `layer`'s, made ahead, or new ones when
-    // it is nullptr, and `command` must be caretz-inside's (layer_gate.h). `in_root` goes to
-    // bwrap_arguments(). Throws SandboxStartError when it cannot start bwrap.
+    // With the policy's cache layer, `command` must be caretz-inside's (layer_gate.h).
+    // `in_root` goes to bwrap_arguments(). Throws SandboxStartError when it cannot start
+    // bwrap.
     BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
                 const std::vector<std::string>& command, SpawnOptions options,
-                LayerMountsAhead* layer, const std::vector<std::string>& in_root = {});
+                const std::vector<std::string>& in_root = {});
     ~BwrapLaunch();
     BwrapLaunch(const BwrapLaunch&) = delete;
     BwrapLaunch& operator=(const BwrapLaunch&) = delete;
@@ -49,7 +48,6 @@ private:
     std::vector<std::string> policy_arguments_;
     UniqueFd gate_;  // Caretz's end of the layer's gate, while the layer is to go in
     CacheLayer layer_;
-    LayerMountsAhead* ahead_ = nullptr;
 };
 
 // The bwrap options that put caretz-inside (descriptor `executable_fd`) in at `inside`,

@@ -11,10 +11,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <thread>
 
 #include "pty/fd_io.h"
-#include "pty/signal_pipe.h"
 #include "sandbox/namespace_binds.h"
 #include "sandbox/preflight.h"
 #include "sandbox/sandbox.h"
@@ -96,7 +94,11 @@ int make_overlay(const OverlayMount& overlay) {
 
 }  // namespace
 
-LayerMounts make_layer_mounts(const CacheLayer& layer, bool first) {
+LayerMounts make_layer_mounts(const CacheLayer& layer) {
+    // The reused work folder only for the process's first: an ACP client's later session of
+    // the workspace may start while the last one's sandbox still ends.
+    static std::atomic<bool> any_before{false};
+    const bool first = !any_before.exchange(true);
     if (layer.upper == "upper") wait_for_upper_writers(layer.store, std::chrono::seconds(2));
     const auto work = make_work_folders(layer, ::getpid(), first);
     if (!work)
@@ -126,6 +128,7 @@ LayerMounts make_layer_mounts(const CacheLayer& layer, bool first) {
     // The child has ended (vfork): what it sent waits in the socket, an overlay per message,
     // and last, why it stopped if it did.
     LayerMounts made;
+    made.first = first;
     std::string why;
     for (;;) {
         char text[1024];
@@ -146,43 +149,6 @@ LayerMounts make_layer_mounts(const CacheLayer& layer, bool first) {
     if (!why.empty()) throw SandboxStartError(why);
     throw SandboxStartError("the private cache layer's overlays could not be made (exit status " +
                             std::to_string(status) + ")");
-}
-
-LayerMountsAhead::LayerMountsAhead(const CacheLayer& layer) : layer_(layer) {
-    std::promise<LayerMounts> made;
-    ahead_ = made.get_future();
-    std::future<void> taken = taken_.get_future();
-    // The reused work folder only for the process's first: an ACP client's later session of
-    // the workspace may start while the last one's sandbox still ends.
-    static std::atomic<bool> any_before{false};
-    const bool first = !any_before.exchange(true);
-    // Its own copy of the layer: the thread may outlive this object (a start that failed).
-    SignalsBlocked inherited;
-    std::thread([layer, first, made = std::move(made), taken = std::move(taken)]() mutable {
-        try {
-            made.set_value(make_layer_mounts(layer, first));
-        } catch (...) {
-            made.set_exception(std::current_exception());
-        }
-        // Once Caretz has the overlays (or gives up on them), no sooner: until then this
-        // thread's CPU is bwrap's and the main thread's other one.
-        taken.wait();
-        remove_stale_work_folders(layer);
-    }).detach();
-}
-
-LayerMountsAhead::~LayerMountsAhead() {
-    if (ahead_) taken_.set_value();
-}
-
-LayerMounts LayerMountsAhead::take() {
-    std::unique_lock lock(mutex_);
-    if (!ahead_) return make_layer_mounts(layer_);
-    auto ahead = std::move(*ahead_);
-    ahead_.reset();
-    lock.unlock();
-    taken_.set_value();
-    return ahead.get();
 }
 
 std::string attach_cache_layer(int gate, const LayerMounts& mounts) {

@@ -1,8 +1,5 @@
 #pragma once
 
-#include <future>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,34 +18,15 @@ namespace caretz {
 struct LayerMounts {
     std::vector<std::string> targets;  // where each goes: the cache folder it lies over
     std::vector<UniqueFd> mounts;
+    bool first = false;  // made for the process's first sandbox
 };
 
 // Makes the overlays of `layer` (CacheLayer::How::overlay) in a child that ends as soon as
-// they are made, each with its work folder (make_work_folders, `first`: the process's first
-// sandbox). Throws SandboxStartError, saying why, when they cannot be made.
-LayerMounts make_layer_mounts(const CacheLayer& layer, bool first = false);
-
-// The overlays for a process's first sandbox, made on a thread of their own from the moment
-// the layer is planned, while Caretz lays out the sandbox and bwrap sets it up: they then cost
-// a one-shot exec no time of its own (bench/NOTES.md). Once they are taken, the thread removes
-// what ended processes left in the store (remove_stale_work_folders). Later sandboxes make
-// theirs as they start.
-class LayerMountsAhead {
-public:
-    explicit LayerMountsAhead(const CacheLayer& layer);
-    ~LayerMountsAhead();
-    LayerMountsAhead(const LayerMountsAhead&) = delete;
-    LayerMountsAhead& operator=(const LayerMountsAhead&) = delete;
-    // Those made ahead the first time, waiting for them; new ones after. Throws
-    // SandboxStartError as make_layer_mounts does.
-    LayerMounts take();
-
-private:
-    const CacheLayer layer_;
-    std::mutex mutex_;
-    std::optional<std::future<LayerMounts>> ahead_;  // until taken
-    std::promise<void> taken_;
-};
+// they are made, each with its work folder (make_work_folders; the process's first sandbox
+// reuses the store's own). Throws SandboxStartError, saying why, when they cannot be made.
+// Caretz makes them while bwrap lays the sandbox out, on another CPU: then they cost a
+// one-shot exec no time of its own (bench/NOTES.md).
+LayerMounts make_layer_mounts(const CacheLayer& layer);
 
 // The host's side of the layer's gate (layer_gate.h), whose end `gate` Caretz keeps: waits
 // until the sandbox's first program hands over the sandbox's mount namespace, moves `mounts`

@@ -19,7 +19,6 @@
 
 namespace caretz {
 
-class LayerMountsAhead;
 class NetworkProxy;
 
 // The sandbox itself could not be set up (or died); the command did not run.
@@ -154,9 +153,6 @@ struct SandboxSpec {
     // This process's use of the private cache layer's store, held while sandboxes opened from
     // this spec may run; nullptr without a layer.
     std::shared_ptr<const CacheStoreUse> cache_store_use;
-    // The layer's overlays for the first sandbox opened from this spec, made meanwhile;
-    // nullptr without an overlay.
-    std::shared_ptr<LayerMountsAhead> layer_mounts;
     // The programs whose runs Caretz records (sandbox/stand_in.h), by name, looked for in the
     // folders of $PATH in `env` and the usual system folders.
     std::vector<std::string> watched_programs;

@@ -179,7 +179,7 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
     options.env = with_proxy_environment(spec.env);
     options.own_process_group = true;
     BwrapLaunch bwrap(policy, spec.cwd, {kSupervisorPath, "__supervise"}, options,
-                      spec.layer_mounts.get(), hook_files.args);
+                      hook_files.args);
     phase_done("bwrap arguments, bwrap launched");
     child_end.reset();
     status_write.reset();

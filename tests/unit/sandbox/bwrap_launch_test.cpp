@@ -56,7 +56,7 @@ bool no_child_left() {
 
 TEST_CASE("a launched bwrap runs its command in the sandbox once it has its arguments", "[bwrap]") {
     Launched l;
-    BwrapLaunch bwrap(l.policy, l.workspace.string(), l.command(), l.options, nullptr);
+    BwrapLaunch bwrap(l.policy, l.workspace.string(), l.command(), l.options);
     const pid_t pid = bwrap.finish({});
     CHECK(wait_for_exit(pid) == 0);
     CHECK(file_contents(l.mark) == "ran\n");
@@ -65,7 +65,7 @@ TEST_CASE("a launched bwrap runs its command in the sandbox once it has its argu
 TEST_CASE("a bwrap never given its arguments runs nothing and is gone with its launch", "[bwrap]") {
     Launched l;
     {
-        BwrapLaunch bwrap(l.policy, l.workspace.string(), l.command(), l.options, nullptr);
+        BwrapLaunch bwrap(l.policy, l.workspace.string(), l.command(), l.options);
         // Long enough for bwrap to have started and be waiting on its arguments.
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
@@ -77,7 +77,7 @@ TEST_CASE("a bwrap that ended before its arguments came is reported, not a crash
           "[bwrap]") {
     Launched l;
     l.options.cwd = {(l.home.path() / "missing").string()};  // the child exits with 126
-    BwrapLaunch bwrap(l.policy, l.workspace.string(), l.command(), l.options, nullptr);
+    BwrapLaunch bwrap(l.policy, l.workspace.string(), l.command(), l.options);
     // Wait until it has ended (left unreaped), so the arguments meet a closed socket: without
     // MSG_NOSIGNAL this process would die of SIGPIPE here.
     siginfo_t info{};
@@ -119,16 +119,15 @@ TEST_CASE(
     layer.store = (l.home.path() / "store").string();
     layer.folders = {cache.string()};
     REQUIRE(make_cache_store(layer).empty());
-    LayerMountsAhead ahead(layer);
     auto run = [&](const std::string& script) {
         // bwrap reads its filter to the end: each gets one of its own.
         UniqueFd seccomp = terminal_injection_filter();
         SpawnOptions options = l.options;
         options.fds = {{seccomp.get(), kSeccompFd}};
-        BwrapLaunch bwrap(l.policy, l.workspace.string(), through_gate(script), options, &ahead);
+        BwrapLaunch bwrap(l.policy, l.workspace.string(), through_gate(script), options);
         return wait_for_exit(bwrap.finish({}));
     };
-    // The first takes the overlays made ahead; the second makes its own as it starts.
+    // Each sandbox gets overlays of its own; the second finds what the first wrote.
     CHECK(run("cat " + (cache / "old").string() + " > " + l.mark.string() + " && echo new > " +
               (cache / "new").string()) == 0);
     CHECK(file_contents(l.mark) == "from the host\n");
@@ -150,17 +149,15 @@ TEST_CASE("a cache layer that cannot be mounted stops the start and says where a
     REQUIRE(make_cache_store(layer).empty());
     const std::string expected = "cannot mount the private cache layer over " + missing +
                                  " (caretz doctor says more): No such file or directory";
-    LayerMountsAhead ahead(layer);
-    // Made ahead, on a thread of its own, the failure reaches the start all the same, and the
-    // sandbox, given no go-ahead, has run nothing and is gone.
+    // Made while bwrap lays the sandbox out, the failure stops the start, and the sandbox,
+    // given no go-ahead, has run nothing and is gone.
     {
         BwrapLaunch bwrap(l.policy, l.workspace.string(),
-                          through_gate("echo ran > " + l.mark.string()), l.options, &ahead);
+                          through_gate("echo ran > " + l.mark.string()), l.options);
         CHECK_THROWS_WITH(bwrap.finish({}), expected);
     }
     CHECK(no_child_left());
     CHECK_FALSE(std::filesystem::exists(l.mark));
-    CHECK_THROWS_WITH(ahead.take(), expected);
     CHECK_THROWS_WITH(make_layer_mounts(layer), expected);
 }
 
