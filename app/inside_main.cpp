@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "pty/pty.h"
-#include "sandbox/layer_gate.h"
 #include "sandbox/network/network_forwarder.h"
 #include "sandbox/session_supervisor.h"
 #include "sandbox/stand_in.h"
@@ -20,13 +19,6 @@ int main(int argc, char** argv) {
     // each run of them and runs the real program.
     if (auto program = program_for_stand_in()) return run_stand_in(*program, argc, argv);
     const std::string_view mode = argc > 1 ? argv[1] : "";
-    // bwrap's first process, in either mode: nothing of the user's may run before the cache
-    // layer is in place.
-    const bool first = (argc == 2 && mode == "__supervise") || (argc > 2 && mode == "__netforward");
-    if (first && !wait_for_cache_layer()) {
-        std::fprintf(stderr, "caretz: the private cache layer was not put in the sandbox\n");
-        return 126;
-    }
     // The session supervisor: bwrap's first process in session mode.
     if (argc == 2 && mode == "__supervise") return run_session_supervisor();
     // The fish session hook's way to drop typed-ahead input and count its lines (hooks/fish).

@@ -168,10 +168,9 @@ BwrapLaunch::BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
         if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0)
             throw SandboxStartError(std::string("cannot create a socket for the cache layer: ") +
                                     std::strerror(errno));
-        gate_.reset(sockets[0]);
+        cache_layer_ = PendingCacheLayer(UniqueFd(sockets[0]), policy.cache_layer);
         gate_end.reset(sockets[1]);
         options.fds.emplace_back(gate_end.get(), kLayerGateFd);
-        layer_ = policy.cache_layer;
     }
     std::vector<std::string> argv = {find_in_path("bwrap"), "--args", std::to_string(kArgumentsFd),
                                      "--"};
@@ -201,27 +200,33 @@ pid_t BwrapLaunch::finish(const std::vector<std::string>& extra) {
     // the send fails, and its start fails as it says on its stderr.
     send_all(arguments_.get(), data);
     arguments_.reset();
-    if (gate_.valid()) put_cache_layer_in();
+    try {
+        cache_layer_.make();
+    } catch (const SandboxStartError&) {
+        cache_layer_ = {};  // given no go-ahead, the first program ends
+        wait_for_exit(pid_);
+        throw;
+    }
     return pid_;
 }
 
-void BwrapLaunch::put_cache_layer_in() {
-    std::string why;
-    try {
-        // Made while bwrap lays the sandbox out; so is the store's tidying, once per process.
-        const LayerMounts mounts = make_layer_mounts(layer_);
-        if (mounts.first) remove_stale_work_folders(layer_);
-        why = attach_cache_layer(gate_.get(), mounts);
-        if (!why.empty()) why = "cannot put the private cache layer in the sandbox: " + why;
-    } catch (const SandboxStartError& e) {
-        why = e.what();
-    }
-    gate_.reset();
-    if (why.empty()) return;
-    // Given no go-ahead, it runs nothing; it ends here rather than on its own.
-    ::kill(pid_, SIGKILL);
-    wait_for_exit(pid_);
-    throw SandboxStartError(why);
+PendingCacheLayer::PendingCacheLayer(UniqueFd gate, CacheLayer layer)
+    : gate_(std::move(gate)), layer_(std::move(layer)) {}
+
+void PendingCacheLayer::make() {
+    if (!gate_.valid()) return;
+    mounts_ = make_layer_mounts(layer_);
+    // The store's tidying too, once per process.
+    if (mounts_.first) remove_stale_work_folders(layer_);
+}
+
+void PendingCacheLayer::put_in() {
+    if (!gate_.valid()) return;
+    // Closed at the end whatever happens: without the go-ahead the first program ends.
+    const UniqueFd gate = std::move(gate_);
+    const LayerMounts mounts = std::move(mounts_);
+    if (std::string why = attach_cache_layer(gate.get(), mounts); !why.empty())
+        throw SandboxStartError("cannot put the private cache layer in the sandbox: " + why);
 }
 
 FreshSandbox::FreshSandbox(SandboxSpec spec)
@@ -278,6 +283,12 @@ SandboxResult FreshSandbox::run(const std::string& command, const CommandIo& io)
     phase_done("bwrap arguments, bwrap launched");
     pid_t pid = bwrap.finish(
         caretz_binds(policy, kStatusFd, kExecutableFd, kForwarderPath, *proxy_, run_watch_.get()));
+    try {
+        bwrap.cache_layer().put_in();
+    } catch (const SandboxStartError&) {
+        wait_for_exit(pid);  // it ends, given no go-ahead
+        throw;
+    }
     phase_done("stand-ins");
     // Waited for below: its sandbox has ended with it (but see the pump).
     if (spec_.cache_store_use) spec_.cache_store_use->note_sandbox(pid, -1);

@@ -5,12 +5,34 @@
 #include <vector>
 
 #include "pty/unique_fd.h"
+#include "sandbox/layer_mounts.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/spawn.h"
 
 namespace caretz {
 
 class RunWatch;
+
+// The private cache layer on its way into a sandbox that bwrap lays out (layer_gate.h).
+class PendingCacheLayer {
+public:
+    PendingCacheLayer() = default;
+    PendingCacheLayer(UniqueFd gate, CacheLayer layer);
+    // Makes the layer's overlays, while bwrap lays the sandbox out (BwrapLaunch::finish).
+    // Throws SandboxStartError when they cannot be made.
+    void make();
+    // Waits until the sandbox's first program hands over the sandbox's mount namespace, moves
+    // the overlays in and lets it go on (attach_cache_layer). Called before Caretz waits for
+    // anything of the user's to run in the sandbox: the first program waits for this before
+    // it starts any. Throws SandboxStartError when the layer cannot be put in; the sandbox then
+    // ends without running anything. Nothing without a layer, or a second time.
+    void put_in();
+
+private:
+    UniqueFd gate_;  // Caretz's end
+    CacheLayer layer_;
+    LayerMounts mounts_;
+};
 
 // bwrap, started as soon as its descriptors are ready. It reads its arguments from a socket
 // (`--args`), so its own start (exec, loading its libraries) runs on another CPU while Caretz
@@ -22,7 +44,8 @@ public:
     // with the descriptors and environment of `options`, to which it adds its own (the
     // arguments, and the files it copies into private folders). bwrap reads
     // terminal_injection_filter() from descriptor kSeccompFd, which the caller passes.
-    // With the policy's cache layer, `command` must be caretz-inside's (layer_gate.h).
+    // With the policy's cache layer, `command` must be caretz-inside's (layer_gate.h), and
+    // the caller puts the layer in (cache_layer()).
     // `in_root` goes to bwrap_arguments(). Throws SandboxStartError when it cannot start
     // bwrap.
     BwrapLaunch(const SandboxPolicy& policy, const std::string& cwd,
@@ -33,21 +56,20 @@ public:
     BwrapLaunch& operator=(const BwrapLaunch&) = delete;
 
     // Hands bwrap the policy's arguments, then `extra`, the caller's own bwrap options, and
-    // with a cache layer, puts its overlays in once bwrap has laid the sandbox out, before its
-    // first program goes on (attach_cache_layer). Returns bwrap's pid, the caller's to wait
+    // makes the cache layer's overlays meanwhile. Returns bwrap's pid, the caller's to wait
     // for from now on. A bwrap that has gone by then says why on its stderr and status
-    // descriptors, as in any other failed start. Throws SandboxStartError when the layer
-    // cannot be put in; bwrap has ended then.
+    // descriptors, as in any other failed start. Throws SandboxStartError when the overlays
+    // cannot be made; bwrap has ended then, running nothing.
     pid_t finish(const std::vector<std::string>& extra);
+    // The policy's cache layer, for the caller to put in (PendingCacheLayer::put_in) once it
+    // has sent what the sandbox's first program needs to get ready; none without one.
+    PendingCacheLayer cache_layer() { return std::move(cache_layer_); }
 
 private:
-    void put_cache_layer_in();
-
     pid_t pid_ = -1;
     UniqueFd arguments_;  // Caretz's end of the socket bwrap reads its arguments from
     std::vector<std::string> policy_arguments_;
-    UniqueFd gate_;  // Caretz's end of the layer's gate, while the layer is to go in
-    CacheLayer layer_;
+    PendingCacheLayer cache_layer_;
 };
 
 // The bwrap options that put caretz-inside (descriptor `executable_fd`) in at `inside`,

@@ -178,8 +178,7 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
         options.fds.emplace_back(hook_files.fds[i].get(), kFirstHookFileFd + static_cast<int>(i));
     options.env = with_proxy_environment(spec.env);
     options.own_process_group = true;
-    BwrapLaunch bwrap(policy, spec.cwd, {kSupervisorPath, "__supervise"}, options,
-                      hook_files.args);
+    BwrapLaunch bwrap(policy, spec.cwd, {kSupervisorPath, "__supervise"}, options, hook_files.args);
     phase_done("bwrap arguments, bwrap launched");
     child_end.reset();
     status_write.reset();
@@ -191,6 +190,7 @@ SandboxSession::SandboxSession(const SandboxSpec& spec)
     run_watch_ = RunWatch::create(watched_programs(spec));
     bwrap_pid_ = bwrap.finish(
         caretz_binds(policy, kStatusFd, kExecutableFd, kSupervisorPath, *proxy_, run_watch_.get()));
+    cache_layer_ = bwrap.cache_layer();
     phase_done("proxy, stand-ins");
     pid_t inside = -1;
     if (auto failure = wait_for_start(status_.get(), errors_.get(), inside)) {
@@ -283,6 +283,7 @@ SandboxResult SandboxSession::run(const std::string& command, const CommandIo& i
         marks_ = std::make_unique<MarkParser>(nonce_);
         phases_.shell_started();
         start_shell(cwd_ + '\0' + payload);
+        std::exchange(cache_layer_, {}).put_in();
         shell_alive_ = true;
     } else {
         phase_done("prompt");
@@ -396,6 +397,7 @@ void SandboxSession::send_interrupt(char key) {
 std::string SandboxSession::ask_supervisor(Frame type, const std::string& payload) {
     job_reply_.reset();
     if (!send_frame(control_.get(), type, payload)) throw SandboxStartError(unexpected_end());
+    std::exchange(cache_layer_, {}).put_in();
     pump_until(CommandIo{}, [&] { return job_reply_.has_value(); });
     return *std::exchange(job_reply_, std::nullopt);
 }

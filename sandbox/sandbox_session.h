@@ -12,6 +12,7 @@
 #include "pty/unique_fd.h"
 #include "pty/utmp_record.h"
 #include "sandbox/command_pump.h"
+#include "sandbox/fresh_sandbox.h"
 #include "sandbox/network/network_proxy.h"
 #include "sandbox/run_watch.h"
 #include "sandbox/sandbox.h"
@@ -102,6 +103,9 @@ private:
     bool exact_output_ = false;  // the session's PTY adds no '\r' before '\n'
 
     UniqueFd mount_ns_;  // the sandbox's mount namespace, where new protection goes
+    // Put in once the first shell or job has been asked for, so that the supervisor gets ready
+    // meanwhile; it starts neither before.
+    PendingCacheLayer cache_layer_;
     // The shell's PTY in utmp while the shell lives, for a session on a terminal.
     std::optional<UtmpRecord> utmp_;
 };

@@ -25,6 +25,7 @@
 #include "pty/unique_fd.h"
 #include "sandbox/bwrap_command.h"
 #include "sandbox/environment.h"
+#include "sandbox/layer_gate.h"
 #include "sandbox/network/network_forwarder.h"
 #include "sandbox/path_names.h"
 #include "sandbox/spawn.h"
@@ -268,10 +269,11 @@ private:
 
 class Supervisor {
 public:
-    Supervisor(int control, int sigchld_fd, UniqueFd forwarder_listener)
+    Supervisor(int control, int sigchld_fd, UniqueFd forwarder_listener, LayerGate& layer_gate)
         : control_(control),
           sigchld_fd_(sigchld_fd),
-          forwarder_listener_(std::move(forwarder_listener)) {}
+          forwarder_listener_(std::move(forwarder_listener)),
+          layer_gate_(layer_gate) {}
 
     int loop() {
         while (true) {
@@ -321,6 +323,7 @@ private:
                 resize(m.payload);
                 break;
             case Frame::job_start:
+                through_layer_gate();
                 reply(jobs_.start(m.payload, setup_.shell, setup_.home));
                 break;
             case Frame::job_output:
@@ -338,6 +341,12 @@ private:
     }
 
     void reply(const std::string& payload) { send_frame(control_, Frame::job_reply, payload); }
+
+    // Before the first shell or job: the cache layer is in place, or the sandbox ends here,
+    // running nothing (Caretz says why).
+    void through_layer_gate() {
+        if (!layer_gate_.passed()) ::_exit(126);
+    }
 
     // Payload: nonce \0 shell \0 home \0 output ("exact" or "terminal"); taken once.
     void set_up(const std::string& payload) {
@@ -388,6 +397,7 @@ private:
         const bool terminal_stdin = command[0] == 'T';
         env["CARETZ_FIRST_COMMAND"] = prepare_command(command);
         env["CARETZ_FIRST_COMMAND_INPUT"] = terminal_stdin ? "terminal" : "none";
+        through_layer_gate();
         SpawnOptions options;
         options.controlling_terminal = pty_->slave();
         options.fds = {{nonce_read.get(), kNonceFd}};
@@ -586,6 +596,7 @@ private:
     int control_;
     int sigchld_fd_;
     UniqueFd forwarder_listener_;  // until the forwarder starts with it
+    LayerGate& layer_gate_;
     FrameReader reader_;
     SessionSetup setup_;
     JobRunner jobs_;
@@ -607,11 +618,15 @@ private:
 }  // namespace
 
 int run_session_supervisor() {
+    // First, so that Caretz puts the cache layer in while the supervisor gets ready.
+    LayerGate layer_gate;
     // The supervisor learns the session nonce; the commands of the sandbox run as the same user
     // and must not read it from this process's memory or trace it (the shell has its guard).
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     // Whatever else bwrap handed down (its status pipe, the binary) is not the shell's.
-    ::close_range(kSupervisorControlFd + 1, ~0U, 0);
+    static_assert(kLayerGateFd > kSupervisorControlFd + 1);
+    ::close_range(kSupervisorControlFd + 1, kLayerGateFd - 1, 0);
+    ::close_range(kLayerGateFd + 1, ~0U, 0);
     // Listening before the first shell starts, so its first command finds the proxy; the
     // forwarder that relays those connections starts once the shell has (its end is reaped
     // like any unknown child's).
@@ -623,7 +638,8 @@ int run_session_supervisor() {
     // The control socket must not leak into the shell: a command could forge frames.
     ::fcntl(kSupervisorControlFd, F_SETFD, FD_CLOEXEC);
 
-    Supervisor supervisor(kSupervisorControlFd, sigchld_fd, std::move(forwarder_listener));
+    Supervisor supervisor(kSupervisorControlFd, sigchld_fd, std::move(forwarder_listener),
+                          layer_gate);
     return supervisor.loop();
 }
 

@@ -16,6 +16,7 @@
 #include "pty/pty.h"
 #include "pty/unique_fd.h"
 #include "sandbox/bwrap_command.h"
+#include "sandbox/layer_gate.h"
 #include "sandbox/network/network_relay.h"
 #include "sandbox/spawn.h"
 
@@ -105,10 +106,14 @@ pid_t start_network_forwarder(UniqueFd listener) {
 
 int run_network_forwarder_command(const std::vector<std::string>& command) {
     if (command.empty()) return 127;
+    // First, so that Caretz puts the cache layer in while the forwarder gets ready.
+    LayerGate layer_gate;
     UniqueFd listener = listen_on_loopback();
     if (!listener.valid())
         std::fprintf(stderr, "caretz: cannot listen on 127.0.0.1:%u for the network proxy: %s\n",
                      kProxyPort, std::strerror(errno));
+    // The command runs once the cache layer is in place, or not at all (Caretz says why).
+    if (!layer_gate.passed()) return 126;
     SpawnOptions options;
     options.search_path = true;
     pid_t child = spawn_process(command, options);

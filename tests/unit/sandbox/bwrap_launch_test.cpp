@@ -125,7 +125,9 @@ TEST_CASE(
         SpawnOptions options = l.options;
         options.fds = {{seccomp.get(), kSeccompFd}};
         BwrapLaunch bwrap(l.policy, l.workspace.string(), through_gate(script), options);
-        return wait_for_exit(bwrap.finish({}));
+        const pid_t pid = bwrap.finish({});
+        bwrap.cache_layer().put_in();
+        return wait_for_exit(pid);
     };
     // Each sandbox gets overlays of its own; the second finds what the first wrote.
     CHECK(run("cat " + (cache / "old").string() + " > " + l.mark.string() + " && echo new > " +
@@ -164,30 +166,30 @@ TEST_CASE("a cache layer that cannot be mounted stops the start and says where a
 TEST_CASE("a sandbox's first program goes on only once Caretz has put the cache layer in",
           "[cache_layer]") {
     // No gate: no layer to wait for.
-    CHECK(wait_for_cache_layer());
+    CHECK(LayerGate().passed());
     auto gated = [](char answer) {
         int sockets[2];
         REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) == 0);
         UniqueFd caretz(sockets[0]);
         REQUIRE(::dup2(sockets[1], kLayerGateFd) == kLayerGateFd);
         ::close(sockets[1]);
+        // The sandbox's own mount namespace comes over at once, before the program waits.
+        LayerGate gate;
         std::vector<UniqueFd> handed;
-        std::thread host([&] {
-            char said[8];
-            receive_with_fds(caretz.get(), said, sizeof said, handed);
-            if (answer) send_all(caretz.get(), std::string(1, answer));
-            caretz.reset();  // no answer: Caretz has gone
-        });
-        const bool went_on = wait_for_cache_layer();
-        host.join();
-        // The sandbox's own mount namespace came over, and the gate is closed.
+        char said[8];
+        REQUIRE(receive_with_fds(caretz.get(), said, sizeof said, handed) == 1);
         REQUIRE(handed.size() == 1);
         struct stat ns {
         }, own{};
         CHECK(::fstat(handed[0].get(), &ns) == 0);
         CHECK(::stat("/proc/self/ns/mnt", &own) == 0);
         CHECK(ns.st_ino == own.st_ino);
+        if (answer) send_all(caretz.get(), std::string(1, answer));
+        caretz.reset();  // no answer: Caretz has gone
+        const bool went_on = gate.passed();
+        // The gate is closed, and what was decided stays.
         CHECK(::fcntl(kLayerGateFd, F_GETFD) == -1);
+        CHECK(gate.passed() == went_on);
         return went_on;
     };
     CHECK(gated('g'));
