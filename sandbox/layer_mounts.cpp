@@ -89,6 +89,10 @@ int make_overlay(const OverlayMount& overlay) {
         if (mount < 0 || send_with_fds(child.socket, "m", &mount, 1) != 1)
             tell_and_exit(child, cannot[i]);
     }
+    // Held by Caretz, so that its end is not this child's (see LayerMounts::held).
+    const int held = ::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+    if (held < 0 || send_with_fds(child.socket, "n", &held, 1) != 1)
+        tell_and_exit(child, cannot.back());
     ::_exit(0);
 }
 
@@ -135,15 +139,17 @@ LayerMounts make_layer_mounts(const CacheLayer& layer) {
         std::vector<UniqueFd> received;
         const ssize_t got = receive_with_fds(ours.get(), text, sizeof text, received, MSG_DONTWAIT);
         if (got <= 0) break;
-        if (received.size() == 1 && made.mounts.size() < overlays.size()) {
+        if (received.size() == 1 && text[0] == 'm' && made.mounts.size() < overlays.size()) {
             made.targets.push_back(overlays[made.mounts.size()].target);
             made.mounts.push_back(std::move(received[0]));
+        } else if (received.size() == 1 && text[0] == 'n') {
+            made.held = std::move(received[0]);
         } else {
             why.assign(text, static_cast<size_t>(got));
         }
     }
     const int status = wait_for_exit(pid);
-    if (status == 0 && made.mounts.size() == overlays.size()) return made;
+    if (status == 0 && made.mounts.size() == overlays.size() && made.held.valid()) return made;
     // No sandbox could start here either: that says what to change.
     if (auto reason = sandbox_unavailable_reason()) throw SandboxStartError(*reason);
     if (!why.empty()) throw SandboxStartError(why);

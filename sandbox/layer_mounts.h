@@ -19,6 +19,10 @@ struct LayerMounts {
     std::vector<std::string> targets;  // where each goes: the cache folder it lies over
     std::vector<UniqueFd> mounts;
     bool first = false;  // made for the process's first sandbox
+    // The mount namespace the child made them in, a copy of the host's: its end (every mount
+    // in it undone, and the kernel's wait for readers of the mount table to be done) is not on
+    // the start's path when the descriptor goes after the overlays are in.
+    UniqueFd held;
 };
 
 // Makes the overlays of `layer` (CacheLayer::How::overlay) in a child that ends as soon as
