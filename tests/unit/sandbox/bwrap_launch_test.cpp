@@ -1,6 +1,7 @@
 // BwrapLaunch with the real bwrap: it starts before its arguments are known, and must neither
 // set anything up nor run its command until it has them all.
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -17,6 +18,7 @@
 #include "sandbox/fresh_sandbox.h"
 #include "sandbox/layer_gate.h"
 #include "sandbox/layer_mounts.h"
+#include "sandbox/network/network_forwarder.h"
 #include "sandbox/policy.h"
 #include "sandbox/seccomp_filter.h"
 #include "tests/unit/read_to_end.h"
@@ -195,4 +197,37 @@ TEST_CASE("a sandbox's first program goes on only once Caretz has put the cache 
     CHECK(gated('g'));
     CHECK_FALSE(gated(0));
     CHECK_FALSE(gated('x'));
+}
+
+TEST_CASE("the per-command forwarder runs its command only after the cache layer's go-ahead",
+          "[cache_layer]") {
+    for (const bool go_ahead : {true, false}) {
+        TempDir dir;
+        const std::filesystem::path mark = dir.path() / "ran";
+        int gate[2];
+        REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) == 0);
+        UniqueFd caretz(gate[0]);
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            // A loopback of its own for the proxy port it listens on.
+            if (::unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) ::_exit(90);
+            ::close(gate[0]);  // Caretz's end, which an exec would have closed
+            ::dup2(gate[1], kLayerGateFd);
+            const int null = ::open("/dev/null", O_WRONLY);
+            ::dup2(null, STDERR_FILENO);
+            ::_exit(
+                run_network_forwarder_command({"/bin/sh", "-c", "echo ran > " + mark.string()}));
+        }
+        ::close(gate[1]);
+        char said[8];
+        std::vector<UniqueFd> handed;
+        REQUIRE(receive_with_fds(caretz.get(), said, sizeof said, handed) == 1);
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        CHECK_FALSE(std::filesystem::exists(mark));
+        if (go_ahead) REQUIRE(send_all(caretz.get(), "g"));
+        caretz.reset();
+        const int status = wait_for_exit(pid);
+        CHECK(status == (go_ahead ? 0 : 126));
+        CHECK(std::filesystem::exists(mark) == go_ahead);
+    }
 }
