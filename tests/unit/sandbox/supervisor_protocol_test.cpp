@@ -96,8 +96,8 @@ TEST_CASE("descriptors sent to a plain reader are closed unseen", "[supervisor]"
 namespace {
 
 // The session supervisor in a child, on `control` and with the cache layer's `gate`, in a view
-// of the host it cannot change (it makes its folder at the root), asked for a shell.
-pid_t supervisor_asked_for_a_shell(int control, int gate, const Pty& pty) {
+// of the host it cannot change (it makes its folder at the root).
+pid_t supervisor_asked_for_a_shell(int control, int gate) {
     const pid_t pid = ::fork();
     if (pid == 0) {
         mount_attr read_only{};
@@ -142,7 +142,7 @@ TEST_CASE("the supervisor starts no shell before the cache layer's go-ahead", "[
         REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) == 0);
         UniqueFd host(control[0]), host_gate(gate[0]);
         Pty pty = Pty::open({24, 80});
-        const pid_t pid = supervisor_asked_for_a_shell(control[1], gate[1], pty);
+        const pid_t pid = supervisor_asked_for_a_shell(control[1], gate[1]);
         REQUIRE(
             send_frame(host.get(), Frame::setup, std::string("n0nce\0/bin/bash\0/\0terminal", 26)));
         REQUIRE(send_frame(host.get(), Frame::start_shell, std::string("/\0Ntrue", 7),
